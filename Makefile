@@ -1,0 +1,24 @@
+# Two entry points for a fresh clone (see README.md):
+#   make serve   build the site and serve it at http://127.0.0.1:8000
+#   make test    run every test: unit tests, every page block, the strict build, workflow lint
+VENV := .venv
+BIN := $(VENV)/bin
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: serve build test
+
+serve: $(VENV)/.installed
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
+build: $(VENV)/.installed
+	$(BIN)/mkdocs build --strict
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest
+
+$(VENV)/.installed: requirements.txt .ci/system-packages
+	bash .ci/system-packages
+	python3 -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@

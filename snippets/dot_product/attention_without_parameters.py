@@ -1,0 +1,62 @@
+"""Softmax(X Xᵀ) X as two reusable functions, checked against PyTorch's own attention."""
+
+# --8<-- [start:functions]
+import torch
+
+
+def check_tokens(name: str, t: torch.Tensor) -> None:
+    """Raise if t is not a float tensor of shape (..., n, d) with n, d >= 1."""
+    if t.ndim < 2:
+        raise ValueError(f"{name} must be (n, d) or (batch, n, d), got shape {tuple(t.shape)}")
+    if t.shape[-2] == 0 or t.shape[-1] == 0:
+        raise ValueError(f"{name} needs at least one row and one column, got shape {tuple(t.shape)}")
+    if not t.is_floating_point():
+        raise TypeError(f"{name} must be a float tensor, got {t.dtype} with shape {tuple(t.shape)}")
+
+
+def similarity_weights(x: torch.Tensor) -> torch.Tensor:
+    """Row-wise softmax of X Xᵀ: (..., n, d) -> (..., n, n), each row sums to 1."""
+    check_tokens("x", x)
+    return torch.softmax(x @ x.transpose(-2, -1), dim=-1)
+
+
+def weighted_sum(weights: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Row i of the result is sum_j weights[i, j] * x[j]: (..., n, m) @ (..., m, d) -> (..., n, d)."""
+    check_tokens("weights", weights)
+    check_tokens("x", x)
+    if weights.shape[-1] != x.shape[-2]:
+        raise ValueError(
+            f"weights {tuple(weights.shape)} has {weights.shape[-1]} columns "
+            f"but x {tuple(x.shape)} has {x.shape[-2]} rows"
+        )
+    return weights @ x
+
+
+def self_attention_without_parameters(x: torch.Tensor) -> torch.Tensor:
+    """Softmax(X Xᵀ) X."""
+    return weighted_sum(similarity_weights(x), x)
+# --8<-- [end:functions]
+
+
+if __name__ == "__main__":
+    # --8<-- [start:compare]
+    import torch.nn.functional as F
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 8).to(device)  # a batch of 2 sequences, 5 tokens, 8 features
+
+    ours = self_attention_without_parameters(x)
+    # PyTorch's attention with Q = K = V = X and no scaling is the same computation
+    theirs = F.scaled_dot_product_attention(x, x, x, scale=1.0)
+    torch.testing.assert_close(ours, theirs)
+    print(ours.shape, "matches F.scaled_dot_product_attention")
+    # --8<-- [end:compare]
+
+    # --8<-- [start:bad_input]
+    try:
+        weighted_sum(torch.ones(3, 3, device=device), torch.ones(4, 2, device=device))
+    except ValueError as error:
+        print(error)
+    # --8<-- [end:bad_input]

@@ -1,0 +1,135 @@
+"""Figures drawn at build time from the values the chapters' examples compute.
+
+Each chapter module registers drawing functions with :func:`figure`. A drawing
+function receives the namespace of an example script (its variables after it
+ran) and the page language, and returns a matplotlib Figure. The MkDocs hook
+in ``overrides/hooks/figures.py`` renders every registered figure to SVG for
+every language; nothing is committed as an image file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import runpy
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+
+SNIPPETS = Path(__file__).resolve().parent.parent
+
+CJK_FONTS = [
+    "Noto Sans CJK SC",
+    "Source Han Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "PingFang SC",
+    "Microsoft YaHei",
+]
+
+Draw = Callable[[dict, str], "matplotlib.figure.Figure"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str  # file name without extension, e.g. "similarity-matrix"
+    example: str  # snippet file it takes its values from, relative to snippets/
+    draw: Draw
+
+
+FIGURES: dict[str, Figure] = {}
+
+
+def figure(name: str, example: str) -> Callable[[Draw], Draw]:
+    """Register ``draw`` as the figure ``figures/<name>.svg`` computed by ``example``."""
+
+    def register(draw: Draw) -> Draw:
+        if name in FIGURES:
+            raise ValueError(f"figure {name!r} is registered twice")
+        if not (SNIPPETS / example).is_file():
+            raise FileNotFoundError(f"figure {name!r}: no example snippets/{example}")
+        FIGURES[name] = Figure(name, example, draw)
+        return draw
+
+    return register
+
+
+@functools.cache
+def run_example(example: str) -> dict:
+    """Run snippets/<example> as a script (output discarded) and return its variables."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return runpy.run_path(str(SNIPPETS / example), run_name="__main__")
+
+
+@functools.cache
+def setup_fonts() -> str:
+    """Use a CJK-capable font for layout; SVG keeps text as text for the browser."""
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    for name in CJK_FONTS:
+        if name in installed:
+            break
+    else:
+        raise RuntimeError(
+            "No CJK font found for the figures' Chinese labels. Install one of "
+            f"{', '.join(CJK_FONTS)} (Debian/Ubuntu: apt-get install fonts-noto-cjk)."
+        )
+    plt.rcParams.update(
+        {
+            "font.family": [name, "DejaVu Sans"],  # DejaVu covers ᵀ, ⱼ and the like
+            "svg.fonttype": "none",  # text stays selectable and searchable
+            "svg.hashsalt": "qkv",  # stable ids: same values, same file
+            "axes.unicode_minus": False,
+            "font.size": 11,
+        }
+    )
+    return name
+
+
+def render_svg(fig: "matplotlib.figure.Figure") -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def render(name: str, lang: str) -> bytes:
+    """SVG bytes of figure ``name`` with labels in ``lang``."""
+    setup_fonts()
+    spec = FIGURES[name]
+    values = run_example(spec.example)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph draws a box: fail instead
+        return render_svg(spec.draw(values, lang))
+
+
+def heatmap(ax, values, row_labels, col_labels, *, fmt="{:.2f}", cmap="Blues", vmin=None, vmax=None):
+    """Annotated heatmap of a 2-D array; text switches to white on dark cells."""
+    values = [[float(v) for v in row] for row in values]
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
+    lo, hi = image.get_clim()
+    for i, row in enumerate(values):
+        for j, v in enumerate(row):
+            dark = (v - lo) / ((hi - lo) or 1.0) > 0.6
+            ax.text(j, i, fmt.format(v), ha="center", va="center", color="white" if dark else "black")
+    ax.set_xticks(range(len(col_labels)), col_labels)
+    ax.set_yticks(range(len(row_labels)), row_labels)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    return image
+
+
+def load_all() -> dict[str, Figure]:
+    """Import every chapter's figure module so that all figures are registered."""
+    from snippets.figures import dot_product  # noqa: F401
+
+    return FIGURES

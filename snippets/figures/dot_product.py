@@ -1,0 +1,100 @@
+"""Chapter 1 figures, drawn from snippets/dot_product/self_similarity.py."""
+
+import matplotlib.pyplot as plt
+
+from snippets.figures import figure, heatmap
+
+EXAMPLE = "dot_product/self_similarity.py"
+
+TEXT = {
+    "zh": {
+        "tokens": {"cat": "猫", "dog": "狗", "car": "车"},
+        "feature": "特征{}",
+        "x_title": "X：每行一个词 ({}×{})",
+        "s_title": "S = X Xᵀ：两两点积 ({}×{})",
+        "a_title": "A = softmax(S, dim=-1) ({}×{})",
+        "row_sum": "行和",
+        "times": "{:.3f} × X[{}]",
+        "result": "Z[{}]",
+        "ws_title": "Z[{0}] = Σⱼ A[{0}, j] · X[j]：把 X 的整行按权重相加",
+        "ws_note": "每一列：上面三格相加 = 最下面一格",
+    },
+    "en": {
+        "tokens": {"cat": "cat", "dog": "dog", "car": "car"},
+        "feature": "feature {}",
+        "x_title": "X: one row per token ({}×{})",
+        "s_title": "S = X Xᵀ: all dot products ({}×{})",
+        "a_title": "A = softmax(S, dim=-1) ({}×{})",
+        "row_sum": "row sum",
+        "times": "{:.3f} × X[{}]",
+        "result": "Z[{}]",
+        "ws_title": "Z[{0}] = Σⱼ A[{0}, j] · X[j]: whole rows of X, weighted",
+        "ws_note": "each column: the three cells above add up to the cell below",
+    },
+}
+
+
+def _labels(ns, lang):
+    return [TEXT[lang]["tokens"][t] for t in ns["tokens"]]
+
+
+@figure("similarity-matrix", EXAMPLE)
+def similarity_matrix(ns, lang):
+    t = TEXT[lang]
+    X, S = ns["X"].cpu(), ns["S"].cpu()
+    n, d = X.shape
+    tokens = _labels(ns, lang)
+    fig, (ax_x, ax_s) = plt.subplots(1, 2, figsize=(8.4, 3.0), width_ratios=[d, n])
+    heatmap(ax_x, X, tokens, [t["feature"].format(k + 1) for k in range(d)], cmap="Greens")
+    ax_x.set_title(t["x_title"].format(n, d))
+    heatmap(ax_s, S, tokens, tokens)
+    ax_s.set_title(t["s_title"].format(*S.shape))
+    ax_s.xaxis.tick_top()
+    fig.tight_layout()
+    return fig
+
+
+@figure("softmax-weights", EXAMPLE)
+def softmax_weights(ns, lang):
+    t = TEXT[lang]
+    S, A = ns["S"].cpu(), ns["A"].cpu()
+    tokens = _labels(ns, lang)
+    row_sums = A.sum(dim=-1, keepdim=True)
+    fig, (ax_s, ax_a, ax_r) = plt.subplots(1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1])
+    heatmap(ax_s, S, tokens, tokens)
+    ax_s.set_title(t["s_title"].format(*S.shape))
+    heatmap(ax_a, A, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
+    ax_a.set_title(t["a_title"].format(*A.shape))
+    heatmap(ax_r, row_sums, tokens, [t["row_sum"]], fmt="{:.3f}", cmap="Greys", vmin=0, vmax=4)
+    for ax in (ax_s, ax_a, ax_r):
+        ax.xaxis.tick_top()
+    fig.tight_layout()
+    return fig
+
+
+@figure("weighted-sum", EXAMPLE)
+def weighted_sum(ns, lang):
+    t = TEXT[lang]
+    X, A, Z = ns["X"].cpu(), ns["A"].cpu(), ns["Z"].cpu()
+    tokens = _labels(ns, lang)
+    i = 0
+    parts = A[i, :, None] * X  # row j: A[i, j] * X[j]
+    lo, hi = min(float(parts.min()), float(Z.min())), max(float(parts.max()), float(Z.max()))
+    features = [t["feature"].format(k + 1) for k in range(X.shape[1])]
+    fig, (ax_p, ax_z) = plt.subplots(
+        2, 1, figsize=(6.4, 3.6), height_ratios=[len(tokens), 1], gridspec_kw={"hspace": 0.15}
+    )
+    heatmap(
+        ax_p,
+        parts,
+        [t["times"].format(float(A[i, j]), tok) for j, tok in enumerate(tokens)],
+        features,
+        fmt="{:.3f}",
+        vmin=lo,
+        vmax=hi,
+    )
+    ax_p.xaxis.tick_top()
+    ax_p.set_title(t["ws_title"].format(tokens[i]))
+    heatmap(ax_z, Z[i : i + 1], [t["result"].format(tokens[i])], [""] * X.shape[1], fmt="{:.3f}", cmap="Purples")
+    ax_z.set_xlabel(t["ws_note"])
+    return fig

@@ -1,0 +1,155 @@
+"""The site as a whole: strict build, every rendered block tested, figures computed, CI config."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+
+from snippets.figures import load_all, run_example
+from tests.page_blocks import DOCS, ROOT, pages, read_blocks
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The site built with `mkdocs build --strict`, as CI and Pages build it."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING" not in result.stderr, result.stderr
+    return out
+
+
+def html_of(site, page):
+    rel = page.relative_to(DOCS).with_suffix("")
+    return (site / ("index.html" if rel.name == "index" else f"{rel}/index.html")).read_text(encoding="utf-8")
+
+
+def test_strict_build_succeeds(site):
+    assert (site / "index.html").is_file()
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_every_rendered_python_block_is_collected_and_run(site, page):
+    rendered = html_of(site, page).count('class="language-python highlight"')
+    assert rendered == len(read_blocks(page))
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_python_comes_only_from_snippets(page):
+    fences = re.findall(r"^```(?:python|py)\b[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
+    for body in fences:
+        lines = [line for line in body.splitlines() if line.strip()]
+        assert lines and all(re.match(r'--8<-- "snippets/', line) for line in lines), body
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_continuations_are_labelled_on_the_page(site, page):
+    continuing = sum(block.continues for block in read_blocks(page))
+    titles = re.findall(r'<span class="filename">([^<]*)</span>', html_of(site, page))
+    assert sum("接上一段代码" in title for title in titles) == continuing
+
+
+def test_code_blocks_carry_their_language_class(site):
+    html = html_of(site, DOCS / "dot-product.md")
+    assert 'class="language-python highlight"' in html
+    assert 'class="language-text highlight"' in html
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_chinese_headings_get_readable_anchors(site, page):
+    ids = re.findall(r'<h[2-4] id="([^"]+)"', html_of(site, page))
+    assert ids and not [i for i in ids if re.fullmatch(r"_\d*", i)], ids
+
+
+def test_figures_show_the_numbers_the_example_computes(site):
+    values = run_example("dot_product/self_similarity.py")
+    svg = (site / "figures/zh/similarity-matrix.svg").read_text(encoding="utf-8")
+    for v in values["S"].flatten().tolist():
+        assert f">{v:.2f}<" in svg
+    weights = (site / "figures/zh/softmax-weights.svg").read_text(encoding="utf-8")
+    for v in values["A"].flatten().tolist() + values["A"].sum(dim=-1).tolist():
+        assert f">{v:.3f}<" in weights
+    summed = (site / "figures/zh/weighted-sum.svg").read_text(encoding="utf-8")
+    for v in values["Z"][0].tolist():
+        assert f">{v:.3f}<" in summed
+
+
+def test_figure_labels_are_text_in_the_page_language(site):
+    assert "猫" in (site / "figures/zh/similarity-matrix.svg").read_text(encoding="utf-8")
+    assert ">cat<" in (site / "figures/en/similarity-matrix.svg").read_text(encoding="utf-8")
+
+
+def test_every_figure_is_used_and_none_is_committed():
+    text = "\n".join(p.read_text(encoding="utf-8") for p in pages())
+    for name in load_all():
+        assert f"figures/zh/{name}.svg" in text, f"figure {name} is drawn but no page shows it"
+    tracked = subprocess.run(["git", "ls-files", "docs"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert not re.search(r"\.(svg|png|jpe?g|gif)$", tracked, re.M), tracked
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the failure on a machine without CUDA")
+def test_require_cuda_fails_without_cuda():
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "tests/test_dot_product.py"],
+        cwd=ROOT, env={**os.environ, "REQUIRE_CUDA": "1"}, capture_output=True, text=True,
+    )
+    assert result.returncode != 0
+    assert "REQUIRE_CUDA=1 but torch.cuda.is_available() is False" in result.stdout + result.stderr
+
+
+def test_pytest_header_names_the_device(pytestconfig):
+    from tests.page_blocks import pytest_report_header
+
+    (line,) = pytest_report_header(pytestconfig)
+    assert ("cuda (" if torch.cuda.is_available() else "cpu (CUDA not available)") in line
+
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def workflow(name):
+    return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("tool", [["actionlint", "-color=false"], ["zizmor", "--offline", "--persona=pedantic", str(WORKFLOWS)]], ids=["actionlint", "zizmor"])
+def test_workflows_pass_linters(tool):
+    exe = shutil.which(tool[0], path=os.path.dirname(sys.executable))
+    assert exe, f"{tool[0]} is not installed (requirements.txt)"
+    result = subprocess.run([exe, *tool[1:]], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_action_is_pinned_by_commit_sha():
+    for path in WORKFLOWS.glob("*.yml"):
+        for uses in re.findall(r"uses:\s*(\S+)", path.read_text(encoding="utf-8")):
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses), f"{path.name}: {uses}"
+
+
+def test_gpu_job_requires_cuda_and_never_runs_pull_requests():
+    ci = workflow("ci.yml")
+    gpu = ci["jobs"]["gpu"]
+    assert "gpu" in gpu["runs-on"] and "self-hosted" in gpu["runs-on"]
+    assert gpu["env"]["REQUIRE_CUDA"] == "1"
+    assert "pull_request" not in gpu["if"]
+    assert "pull_request" in ci[True]  # `on:` parses as True; the CPU job runs on pull requests
+
+
+def test_permissions_are_minimal():
+    for name in ["ci.yml", "pages.yml"]:
+        flow = workflow(name)
+        assert flow["permissions"] == {}
+        for job in flow["jobs"].values():
+            assert set(job["permissions"].values()) <= {"read", "write"}
+            writes = {k for k, v in job["permissions"].items() if v == "write"}
+            assert writes <= {"pages", "id-token"}
+    deploy = workflow("pages.yml")["jobs"]["deploy"]
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
