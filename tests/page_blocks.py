@@ -56,7 +56,9 @@ def snippet_settings() -> dict:
 
 
 def expand_includes(text: str) -> str:
-    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": snippet_settings()})
+    md = markdown.Markdown(
+        extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": snippet_settings()}
+    )
     return "\n".join(md.preprocessors["snippet"].run(text.split("\n")))
 
 
@@ -87,13 +89,11 @@ def read_blocks(page: Path) -> list[PageBlock]:
     if len(raw_blocks) != len(blocks):
         raise RuntimeError(f"{page}: {len(raw_blocks)} fences before expanding includes, {len(blocks)} after")
     out = []
-    for raw_block, block in zip(raw_blocks, blocks):
+    for raw_block, block in zip(raw_blocks, blocks, strict=True):
         if syntax_of(block) not in PYTHON:
             continue
         marks = [m for m in block.marks if m != CONT]
-        out.append(
-            PageBlock(page, raw_block.lineno, block.code, block.expected_output, CONT in block.marks, marks)
-        )
+        out.append(PageBlock(page, raw_block.lineno, block.code, block.expected_output, CONT in block.marks, marks))
     if out and out[0].continues:
         raise RuntimeError(f"{page}:{out[0].lineno}: the first Python block cannot continue another")
     return out
@@ -237,5 +237,7 @@ def pytest_report_header(config):
         device = f"cuda ({torch.cuda.get_device_name(0)})"
     else:
         device = "cpu (CUDA not available)"
-    mode = "REQUIRE_CUDA=1: every page block must run on CUDA" if require_cuda() else "examples pick CUDA when available"
+    mode = (
+        "REQUIRE_CUDA=1: every page block must run on CUDA" if require_cuda() else "examples pick CUDA when available"
+    )
     return [f"qkv: device {device}; torch {torch.__version__}; {mode}"]

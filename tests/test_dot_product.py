@@ -92,7 +92,7 @@ def test_similarity_weights_rows_sum_to_one(device, dtype):
         (lambda: similarity_weights(torch.ones(4)), ValueError, "got shape (4,)"),
         (lambda: similarity_weights(torch.ones(0, 4)), ValueError, "got shape (0, 4)"),
         (lambda: similarity_weights(torch.ones(3, 0)), ValueError, "got shape (3, 0)"),
-        (lambda: similarity_weights(torch.ones(3, 4, dtype=torch.int64)), TypeError, "torch.int64 with shape (3, 4)"),
+        (lambda: similarity_weights(torch.ones(3, 4, dtype=torch.int64)), TypeError, "torch.int64, shape (3, 4)"),
         (lambda: weighted_sum(torch.ones(3, 3), torch.ones(4, 2)), ValueError, "(3, 3) has 3 columns but x (4, 2)"),
         (lambda: weighted_sum(torch.ones(3), torch.ones(3, 2)), ValueError, "weights must be (n, d)"),
         (lambda: weighted_sum(torch.ones(2, 0), torch.ones(0, 2)), ValueError, "got shape (2, 0)"),

@@ -21,7 +21,10 @@ def site(tmp_path_factory):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stderr, result.stderr
@@ -100,7 +103,10 @@ def test_every_figure_is_used_and_none_is_committed():
 def test_require_cuda_fails_without_cuda():
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "tests/test_dot_product.py"],
-        cwd=ROOT, env={**os.environ, "REQUIRE_CUDA": "1"}, capture_output=True, text=True,
+        cwd=ROOT,
+        env={**os.environ, "REQUIRE_CUDA": "1"},
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0
     assert "REQUIRE_CUDA=1 but torch.cuda.is_available() is False" in result.stdout + result.stderr
@@ -120,7 +126,11 @@ def workflow(name):
     return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("tool", [["actionlint", "-color=false"], ["zizmor", "--offline", "--persona=pedantic", str(WORKFLOWS)]], ids=["actionlint", "zizmor"])
+@pytest.mark.parametrize(
+    "tool",
+    [["actionlint", "-color=false"], ["zizmor", "--offline", "--persona=pedantic", str(WORKFLOWS)]],
+    ids=["actionlint", "zizmor"],
+)
 def test_workflows_pass_linters(tool):
     exe = shutil.which(tool[0], path=os.path.dirname(sys.executable))
     assert exe, f"{tool[0]} is not installed (requirements.txt)"
@@ -153,3 +163,10 @@ def test_permissions_are_minimal():
             assert writes <= {"pages", "id-token"}
     deploy = workflow("pages.yml")["jobs"]["deploy"]
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def test_python_passes_ruff():
+    ruff = shutil.which("ruff", path=os.path.dirname(sys.executable))
+    assert ruff, "ruff is not installed (requirements.txt)"
+    result = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -48,7 +48,7 @@ def add_titles(markdown: str, lang: str) -> str:
             end += 1
         info = fence.group("info").strip()
         if info and "title=" not in info:
-            include = next((INCLUDE.search(l) for l in lines[i + 1 : end] if INCLUDE.search(l)), None)
+            include = next(filter(None, map(INCLUDE.search, lines[i + 1 : end])), None)
             title = None
             if pending == "expected-output":
                 title = labels["output"]

@@ -1,17 +1,18 @@
-"""Softmax(X Xᵀ) X as two reusable functions, checked against PyTorch's own attention."""
+"""Softmax(X Xᵀ) X as reusable functions, checked against PyTorch's attention."""
 
 # --8<-- [start:functions]
 import torch
 
 
 def check_tokens(name: str, t: torch.Tensor) -> None:
-    """Raise if t is not a float tensor of shape (..., n, d) with n, d >= 1."""
+    """Raise unless t is a float tensor of shape (..., n, d) with n, d >= 1."""
+    shape = tuple(t.shape)
     if t.ndim < 2:
-        raise ValueError(f"{name} must be (n, d) or (batch, n, d), got shape {tuple(t.shape)}")
-    if t.shape[-2] == 0 or t.shape[-1] == 0:
-        raise ValueError(f"{name} needs at least one row and one column, got shape {tuple(t.shape)}")
+        raise ValueError(f"{name} must be (n, d) or (batch, n, d), got shape {shape}")
+    if 0 in shape[-2:]:
+        raise ValueError(f"{name} needs at least one row and column, got shape {shape}")
     if not t.is_floating_point():
-        raise TypeError(f"{name} must be a float tensor, got {t.dtype} with shape {tuple(t.shape)}")
+        raise TypeError(f"{name} must be a float tensor, got {t.dtype}, shape {shape}")
 
 
 def similarity_weights(x: torch.Tensor) -> torch.Tensor:
@@ -21,7 +22,10 @@ def similarity_weights(x: torch.Tensor) -> torch.Tensor:
 
 
 def weighted_sum(weights: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Row i of the result is sum_j weights[i, j] * x[j]: (..., n, m) @ (..., m, d) -> (..., n, d)."""
+    """Row i of the result is sum_j weights[i, j] * x[j].
+
+    Shapes: (..., n, m) and (..., m, d) -> (..., n, d).
+    """
     check_tokens("weights", weights)
     check_tokens("x", x)
     if weights.shape[-1] != x.shape[-2]:
@@ -35,7 +39,7 @@ def weighted_sum(weights: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 def self_attention_without_parameters(x: torch.Tensor) -> torch.Tensor:
     """Softmax(X Xᵀ) X."""
     return weighted_sum(similarity_weights(x), x)
-# --8<-- [end:functions]
+    # --8<-- [end:functions]
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import io
+import pkgutil
 import runpy
 import warnings
 from collections.abc import Callable
@@ -50,7 +52,7 @@ FIGURES: dict[str, Figure] = {}
 
 
 def figure(name: str, example: str) -> Callable[[Draw], Draw]:
-    """Register ``draw`` as the figure ``figures/<name>.svg`` computed by ``example``."""
+    """Register ``draw`` as ``figures/<lang>/<name>.svg``, drawn from ``example``."""
 
     def register(draw: Draw) -> Draw:
         if name in FIGURES:
@@ -65,7 +67,7 @@ def figure(name: str, example: str) -> Callable[[Draw], Draw]:
 
 @functools.cache
 def run_example(example: str) -> dict:
-    """Run snippets/<example> as a script (output discarded) and return its variables."""
+    """Run snippets/<example> as a script (output discarded); return its variables."""
     with contextlib.redirect_stdout(io.StringIO()):
         return runpy.run_path(str(SNIPPETS / example), run_name="__main__")
 
@@ -84,7 +86,8 @@ def setup_fonts() -> str:
         )
     plt.rcParams.update(
         {
-            "font.family": [name, "DejaVu Sans"],  # DejaVu covers ᵀ, ⱼ and the like
+            # DejaVu Sans has the glyphs CJK fonts lack (ᵀ, ⱼ, ...)
+            "font.family": [name, "DejaVu Sans", "sans-serif"],
             "svg.fonttype": "none",  # text stays selectable and searchable
             "svg.hashsalt": "qkv",  # stable ids: same values, same file
             "axes.unicode_minus": False,
@@ -94,7 +97,7 @@ def setup_fonts() -> str:
     return name
 
 
-def render_svg(fig: "matplotlib.figure.Figure") -> bytes:
+def render_svg(fig: matplotlib.figure.Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -111,7 +114,17 @@ def render(name: str, lang: str) -> bytes:
         return render_svg(spec.draw(values, lang))
 
 
-def heatmap(ax, values, row_labels, col_labels, *, fmt="{:.2f}", cmap="Blues", vmin=None, vmax=None):
+def heatmap(
+    ax,
+    values,
+    row_labels,
+    col_labels,
+    *,
+    fmt="{:.2f}",
+    cmap="Blues",
+    vmin=None,
+    vmax=None,
+):
     """Annotated heatmap of a 2-D array; text switches to white on dark cells."""
     values = [[float(v) for v in row] for row in values]
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
@@ -119,7 +132,14 @@ def heatmap(ax, values, row_labels, col_labels, *, fmt="{:.2f}", cmap="Blues", v
     for i, row in enumerate(values):
         for j, v in enumerate(row):
             dark = (v - lo) / ((hi - lo) or 1.0) > 0.6
-            ax.text(j, i, fmt.format(v), ha="center", va="center", color="white" if dark else "black")
+            ax.text(
+                j,
+                i,
+                fmt.format(v),
+                ha="center",
+                va="center",
+                color="white" if dark else "black",
+            )
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
     ax.tick_params(length=0)
@@ -129,7 +149,7 @@ def heatmap(ax, values, row_labels, col_labels, *, fmt="{:.2f}", cmap="Blues", v
 
 
 def load_all() -> dict[str, Figure]:
-    """Import every chapter's figure module so that all figures are registered."""
-    from snippets.figures import dot_product  # noqa: F401
-
+    """Import every figure module in this package so that all figures are registered."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
     return FIGURES

@@ -45,7 +45,9 @@ def similarity_matrix(ns, lang):
     n, d = X.shape
     tokens = _labels(ns, lang)
     fig, (ax_x, ax_s) = plt.subplots(1, 2, figsize=(8.4, 3.0), width_ratios=[d, n])
-    heatmap(ax_x, X, tokens, [t["feature"].format(k + 1) for k in range(d)], cmap="Greens")
+    heatmap(
+        ax_x, X, tokens, [t["feature"].format(k + 1) for k in range(d)], cmap="Greens"
+    )
     ax_x.set_title(t["x_title"].format(n, d))
     heatmap(ax_s, S, tokens, tokens)
     ax_s.set_title(t["s_title"].format(*S.shape))
@@ -60,12 +62,23 @@ def softmax_weights(ns, lang):
     S, A = ns["S"].cpu(), ns["A"].cpu()
     tokens = _labels(ns, lang)
     row_sums = A.sum(dim=-1, keepdim=True)
-    fig, (ax_s, ax_a, ax_r) = plt.subplots(1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1])
+    fig, (ax_s, ax_a, ax_r) = plt.subplots(
+        1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1]
+    )
     heatmap(ax_s, S, tokens, tokens)
     ax_s.set_title(t["s_title"].format(*S.shape))
     heatmap(ax_a, A, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
     ax_a.set_title(t["a_title"].format(*A.shape))
-    heatmap(ax_r, row_sums, tokens, [t["row_sum"]], fmt="{:.3f}", cmap="Greys", vmin=0, vmax=4)
+    heatmap(
+        ax_r,
+        row_sums,
+        tokens,
+        [t["row_sum"]],
+        fmt="{:.3f}",
+        cmap="Greys",
+        vmin=0,
+        vmax=4,
+    )
     for ax in (ax_s, ax_a, ax_r):
         ax.xaxis.tick_top()
     fig.tight_layout()
@@ -79,10 +92,17 @@ def weighted_sum(ns, lang):
     tokens = _labels(ns, lang)
     i = 0
     parts = A[i, :, None] * X  # row j: A[i, j] * X[j]
-    lo, hi = min(float(parts.min()), float(Z.min())), max(float(parts.max()), float(Z.max()))
+    lo, hi = (
+        min(float(parts.min()), float(Z.min())),
+        max(float(parts.max()), float(Z.max())),
+    )
     features = [t["feature"].format(k + 1) for k in range(X.shape[1])]
     fig, (ax_p, ax_z) = plt.subplots(
-        2, 1, figsize=(6.4, 3.6), height_ratios=[len(tokens), 1], gridspec_kw={"hspace": 0.15}
+        2,
+        1,
+        figsize=(6.4, 3.6),
+        height_ratios=[len(tokens), 1],
+        gridspec_kw={"hspace": 0.15},
     )
     heatmap(
         ax_p,
@@ -95,6 +115,13 @@ def weighted_sum(ns, lang):
     )
     ax_p.xaxis.tick_top()
     ax_p.set_title(t["ws_title"].format(tokens[i]))
-    heatmap(ax_z, Z[i : i + 1], [t["result"].format(tokens[i])], [""] * X.shape[1], fmt="{:.3f}", cmap="Purples")
+    heatmap(
+        ax_z,
+        Z[i : i + 1],
+        [t["result"].format(tokens[i])],
+        [""] * X.shape[1],
+        fmt="{:.3f}",
+        cmap="Purples",
+    )
     ax_z.set_xlabel(t["ws_note"])
     return fig
