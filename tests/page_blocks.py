@@ -12,11 +12,13 @@ the blocks it continues, in one namespace, and only its own output is
 compared with the output shown under it.
 
 With ``REQUIRE_CUDA=1`` the run fails unless CUDA is available, and every block
-must allocate CUDA memory while it runs (proof that it ran on the GPU).
+must allocate CUDA memory while it runs (proof that it ran on the GPU), except
+a block that only imports and defines functions or classes.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -136,6 +138,16 @@ def run_code(block: PageBlock, namespace: dict) -> str:
     return buffer.getvalue()
 
 
+def only_defines(code: str) -> bool:
+    """True for a block that only imports and defines (functions, classes): it runs no work."""
+    definitions = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
+
+    def is_docstring(node):
+        return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+    return all(isinstance(node, definitions) or is_docstring(node) for node in ast.parse(code).body)
+
+
 class CudaWork:
     """Counts CUDA allocations made while the block runs."""
 
@@ -172,7 +184,7 @@ def run_block(blocks: list[PageBlock], index: int, namespaces: dict[int, dict]) 
     if require_cuda():
         with CudaWork() as work:
             output = run_code(block, namespace)
-        if work.allocations == 0:
+        if work.allocations == 0 and not only_defines(block.code):
             raise BlockFailed(f"{where(block)}: REQUIRE_CUDA=1 but the block allocated no CUDA memory")
     else:
         output = run_code(block, namespace)

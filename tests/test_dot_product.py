@@ -89,7 +89,7 @@ def test_similarity_weights_rows_sum_to_one(device, dtype):
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda: similarity_weights(torch.ones(4)), ValueError, "got shape (4,)"),
+        (lambda: similarity_weights(torch.ones(4)), ValueError, "got (4,)"),
         (lambda: similarity_weights(torch.ones(0, 4)), ValueError, "got shape (0, 4)"),
         (lambda: similarity_weights(torch.ones(3, 0)), ValueError, "got shape (3, 0)"),
         (lambda: similarity_weights(torch.ones(3, 4, dtype=torch.int64)), TypeError, "torch.int64, shape (3, 4)"),

@@ -3,7 +3,7 @@
 import pytest
 from pymdownx.snippets import SnippetMissingError
 
-from tests.page_blocks import BlockFailed, read_blocks, run_block
+from tests.page_blocks import BlockFailed, only_defines, read_blocks, run_block
 
 INCLUDE = '--8<-- "snippets/dot_product/two_vectors.py:{}"'
 REAL_OUTPUT = "cat · dog = 1.70\ncat · car = 0.18\ncat · cat = 1.65\n"
@@ -93,3 +93,17 @@ def test_fence_with_attributes_is_still_collected(tmp_path):
 def test_non_python_fences_are_not_run(tmp_path):
     blocks = read_blocks(page(tmp_path, "```text\nnot code\n```", "```console\n$ make test\n```"))
     assert blocks == []
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("import torch\n\ndef f(x):\n    return x\n\nclass M:\n    pass", True),
+        ('"""doc"""\nimport torch', True),
+        ("import torch\nx = torch.ones(3)", False),
+        ("def f():\n    pass\nf()", False),
+    ],
+    ids=["defs", "docstring", "assignment", "call"],
+)
+def test_only_definition_blocks_are_exempt_from_the_cuda_work_check(code, expected):
+    assert only_defines(code) is expected

@@ -1,22 +1,22 @@
-"""Softmax(X Xᵀ) X as reusable functions, checked against PyTorch's attention."""
+"""Softmax(X Xᵀ) X as functions, checked against PyTorch's attention."""
 
 # --8<-- [start:functions]
 import torch
 
 
 def check_tokens(name: str, t: torch.Tensor) -> None:
-    """Raise unless t is a float tensor of shape (..., n, d) with n, d >= 1."""
+    """Raise unless t is a float tensor of shape (..., n, d), n, d >= 1."""
     shape = tuple(t.shape)
     if t.ndim < 2:
-        raise ValueError(f"{name} must be (n, d) or (batch, n, d), got shape {shape}")
+        raise ValueError(f"{name} must be (n, d) or (batch, n, d), got {shape}")
     if 0 in shape[-2:]:
-        raise ValueError(f"{name} needs at least one row and column, got shape {shape}")
+        raise ValueError(f"{name} needs a row and a column, got shape {shape}")
     if not t.is_floating_point():
-        raise TypeError(f"{name} must be a float tensor, got {t.dtype}, shape {shape}")
+        raise TypeError(f"{name} must be float, got {t.dtype}, shape {shape}")
 
 
 def similarity_weights(x: torch.Tensor) -> torch.Tensor:
-    """Row-wise softmax of X Xᵀ: (..., n, d) -> (..., n, n), each row sums to 1."""
+    """Row-wise softmax of X Xᵀ: (..., n, d) -> (..., n, n), rows sum to 1."""
     check_tokens("x", x)
     return torch.softmax(x @ x.transpose(-2, -1), dim=-1)
 
@@ -49,10 +49,10 @@ if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     torch.manual_seed(0)
-    x = torch.randn(2, 5, 8).to(device)  # a batch of 2 sequences, 5 tokens, 8 features
+    x = torch.randn(2, 5, 8).to(device)  # 2 sequences, 5 tokens, 8 features
 
     ours = self_attention_without_parameters(x)
-    # PyTorch's attention with Q = K = V = X and no scaling is the same computation
+    # PyTorch's attention with Q = K = V = X and no scaling computes the same
     theirs = F.scaled_dot_product_attention(x, x, x, scale=1.0)
     torch.testing.assert_close(ours, theirs)
     print(ours.shape, "matches F.scaled_dot_product_attention")
@@ -60,7 +60,8 @@ if __name__ == "__main__":
 
     # --8<-- [start:bad_input]
     try:
-        weighted_sum(torch.ones(3, 3, device=device), torch.ones(4, 2, device=device))
+        weights, values = torch.ones(3, 3), torch.ones(4, 2)
+        weighted_sum(weights.to(device), values.to(device))
     except ValueError as error:
         print(error)
     # --8<-- [end:bad_input]

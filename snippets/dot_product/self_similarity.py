@@ -1,4 +1,4 @@
-"""Softmax(X Xᵀ) X step by step: similarity matrix, softmax weights, weighted sum."""
+"""Softmax(X Xᵀ) X step by step: similarities, softmax weights, weighted sum."""
 
 # --8<-- [start:data]
 import torch
@@ -26,7 +26,7 @@ print(S.cpu())
 # --8<-- [start:softmax]
 A = torch.softmax(S, dim=-1)  # normalise each row
 print(A.cpu())
-print(A.sum(dim=-1).cpu())
+print(A.sum(dim=-1).cpu().round(decimals=4))  # sums rounded to 4 places
 # --8<-- [end:softmax]
 
 # --8<-- [start:softmax_order]

@@ -45,9 +45,7 @@ def similarity_matrix(ns, lang):
     n, d = X.shape
     tokens = _labels(ns, lang)
     fig, (ax_x, ax_s) = plt.subplots(1, 2, figsize=(8.4, 3.0), width_ratios=[d, n])
-    heatmap(
-        ax_x, X, tokens, [t["feature"].format(k + 1) for k in range(d)], cmap="Greens"
-    )
+    heatmap(ax_x, X, tokens, [t["feature"].format(k + 1) for k in range(d)], cmap="Greens")
     ax_x.set_title(t["x_title"].format(n, d))
     heatmap(ax_s, S, tokens, tokens)
     ax_s.set_title(t["s_title"].format(*S.shape))
@@ -62,9 +60,7 @@ def softmax_weights(ns, lang):
     S, A = ns["S"].cpu(), ns["A"].cpu()
     tokens = _labels(ns, lang)
     row_sums = A.sum(dim=-1, keepdim=True)
-    fig, (ax_s, ax_a, ax_r) = plt.subplots(
-        1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1]
-    )
+    fig, (ax_s, ax_a, ax_r) = plt.subplots(1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1])
     heatmap(ax_s, S, tokens, tokens)
     ax_s.set_title(t["s_title"].format(*S.shape))
     heatmap(ax_a, A, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)

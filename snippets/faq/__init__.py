@@ -1,0 +1,1 @@
+"""FAQ (docs/faq.md): one small script per question that has code."""

@@ -1,0 +1,36 @@
+"""Q7: d_k = d_model / h: h heads cost as much as one full-width head."""
+
+# --8<-- [start:cost]
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+n, d_model = 128, 512
+X = torch.randn(1, n, d_model).to(device)
+
+flops = {}
+for h, d_k in [(1, 512), (8, 64), (8, 16)]:
+    W_q, W_k, W_v = torch.randn(3, d_model, h * d_k).to(device)
+    W_o = torch.randn(h * d_k, d_model).to(device)
+    with FlopCounterMode(display=False) as counter:
+        # project, split into h heads of width d_k: (1, h, n, d_k)
+        heads = [
+            (X @ W).view(1, n, h, d_k).transpose(1, 2) for W in (W_q, W_k, W_v)
+        ]
+        Q, K, V = heads
+        A = torch.softmax(Q @ K.transpose(-2, -1) / d_k**0.5, dim=-1)
+        out = (A @ V).transpose(1, 2).reshape(1, n, h * d_k) @ W_o
+    flops[h, d_k] = counter.get_total_flops()
+    print(f"h={h}  d_k={d_k:>3}  h*d_k={h * d_k:>3}  FLOPs={flops[h, d_k]:,}")
+# --8<-- [end:cost]
+
+# --8<-- [start:widths]
+# q and k must have the same width (a dot product); v may be wider or narrower
+q = torch.randn(1, 8, 5, 16).to(device)
+k = torch.randn(1, 8, 5, 16).to(device)
+v = torch.randn(1, 8, 5, 40).to(device)
+out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+print("d_k = 16, d_v = 40 ->", tuple(out.shape))
+# --8<-- [end:widths]

@@ -1,0 +1,51 @@
+"""Q15: grouped-query attention: G key/value heads shared by H query heads."""
+
+# ruff: noqa: E402  (each section imports what it uses: it runs alone)
+
+# --8<-- [start:packed]
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+mha = nn.MultiheadAttention(16, num_heads=4).to(device)
+# one tensor stores three separate matrices, stacked: packed, not tied
+W_q, W_k, W_v = mha.in_proj_weight.chunk(3)
+print(tuple(mha.in_proj_weight.shape), "->", tuple(W_q.shape), "x 3")
+print("W^Q == W^K:", torch.equal(W_q, W_k))
+print("W^K == W^V:", torch.equal(W_k, W_v))
+# --8<-- [end:packed]
+
+# --8<-- [start:gqa]
+import torch
+import torch.nn.functional as F
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+B, L, H, G, d_head = 2, 6, 8, 2, 16  # 8 query heads share 2 key/value heads
+q = torch.randn(B, H, L, d_head).to(device)
+k = torch.randn(B, G, L, d_head).to(device)
+v = torch.randn(B, G, L, d_head).to(device)
+
+out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+# the same as giving every query head a copy of its group's K and V:
+# query heads 0-3 use K/V head 0, query heads 4-7 use K/V head 1
+k_full = k.repeat_interleave(H // G, dim=1)
+v_full = v.repeat_interleave(H // G, dim=1)
+expected = F.scaled_dot_product_attention(q, k_full, v_full)
+torch.testing.assert_close(out, expected)
+print(tuple(out.shape), "== repeat_interleave of K/V")
+# --8<-- [end:gqa]
+
+# --8<-- [start:kv_cache]
+# KV cache while generating: K and V of every past token, in every layer
+layers, H, d_head, L, batch = 32, 32, 128, 4096, 1
+dtype = torch.float16
+element = torch.empty((), dtype=dtype, device=device).element_size()
+
+for name, G in [("MHA, G = H", H), ("GQA, G = 8", 8), ("MQA, G = 1", 1)]:
+    kv_bytes = 2 * layers * batch * G * L * d_head * element  # 2: K and V
+    print(f"{name}: {kv_bytes / 2**20:>6,.0f} MiB")
+# --8<-- [end:kv_cache]

@@ -1,0 +1,96 @@
+"""Q18: the cost of self-attention against sequence length L: FLOPs and time."""
+
+# ruff: noqa: E402  (each section imports what it uses: it runs alone)
+
+import math
+
+# --8<-- [start:flops]
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def self_attention(x, w_qkv, w_o):
+    """One head of self-attention with its projections: (L, d) -> (L, d)."""
+    shapes = [tuple(t.shape) for t in (x, w_qkv, w_o)]
+    if x.ndim != 2:
+        raise ValueError(f"x must be (L, d), got shapes {shapes}")
+    L, d = x.shape
+    if w_qkv.shape != (d, 3 * d) or w_o.shape != (d, d):
+        raise ValueError(f"need w_qkv (d, 3d), w_o (d, d), got shapes {shapes}")
+    if L == 0:
+        raise ValueError(f"x needs at least one token, got shapes {shapes}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be float, got {x.dtype}, shapes {shapes}")
+    q, k, v = (x @ w_qkv).chunk(3, dim=-1)  # (L, d) each
+    scores = q @ k.T / q.shape[-1] ** 0.5  # (L, L): the quadratic part
+    return torch.softmax(scores, dim=-1) @ v @ w_o
+
+
+torch.manual_seed(0)
+d = 64
+w_qkv = torch.randn(d, 3 * d).to(device)
+w_o = torch.randn(d, d).to(device)
+
+lengths = [64, 128, 256, 512, 1024, 2048, 4096]
+flops = []
+for L in lengths:
+    x = torch.randn(L, d).to(device)
+    with FlopCounterMode(display=False) as counter:
+        self_attention(x, w_qkv, w_o)
+    flops.append(counter.get_total_flops())
+
+print("    L         FLOPs  x when L doubles")
+for i, L in enumerate(lengths):
+    ratio = f"{flops[i] / flops[i - 1]:.2f}" if i else "-"
+    print(f"{L:>5} {flops[i]:>13,}  {ratio}")
+# --8<-- [end:flops]
+
+
+def fitted_slope(xs, ys):
+    """Least-squares slope of log(ys) against log(xs)."""
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError(
+            f"need two or more (x, y) pairs, got {len(xs)} and {len(ys)}"
+        )
+    if min(xs) <= 0 or min(ys) <= 0:
+        raise ValueError("log-log fit needs positive values")
+    lx, ly = [math.log(v) for v in xs], [math.log(v) for v in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
+    return num / sum((a - mx) ** 2 for a in lx)
+
+
+# --8<-- [start:timing]
+import time
+
+
+def seconds(fn, *args, repeat=7):
+    """Shortest of `repeat` timed runs of fn(*args), after one warm-up run."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    fn(*args)
+    best = float("inf")
+    for _ in range(repeat):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn(*args)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+threads = torch.get_num_threads()
+torch.set_num_threads(1)  # one CPU thread: steadier timings on a busy machine
+timed_lengths = [128, 256, 512, 1024, 2048]
+repeats = 7
+times = []
+with torch.no_grad():
+    for L in timed_lengths:
+        x = torch.randn(L, d).to(device)
+        times.append(seconds(self_attention, x, w_qkv, w_o, repeat=repeats))
+torch.set_num_threads(threads)
+# --8<-- [end:timing]

@@ -1,0 +1,237 @@
+"""Multi-head self-attention for (B, L, E) or (L, E) input, vs. PyTorch."""
+
+# --8<-- [start:checks]
+import math
+
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_heads(embed_dim: int, num_heads: int) -> None:
+    """Raise unless the E features split evenly into H >= 1 heads."""
+    if num_heads < 1 or embed_dim % num_heads != 0:
+        raise ValueError(f"{embed_dim = } is not divisible by {num_heads = }")
+
+
+def check_input(x, embed_dim, attn_mask=None, key_padding_mask=None) -> None:
+    """Raise unless x is a float (B, L, E) or (L, E), E = embed_dim, L >= 1.
+
+    Masks must be bool: attn_mask (L, L), key_padding_mask (B, L) or (L,).
+    """
+    shape = tuple(x.shape)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"x must be (B, L, E) or (L, E), got shape {shape}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be float, got {x.dtype}, shape {shape}")
+    if shape[-1] != embed_dim:
+        raise ValueError(
+            f"x {shape} has E = {shape[-1]}, expected embed_dim = {embed_dim}"
+        )
+    if 0 in shape:
+        raise ValueError(f"x needs at least one token, got shape {shape}")
+    L = shape[-2]
+    masks = {
+        "attn_mask": (attn_mask, (L, L)),
+        "key_padding_mask": (key_padding_mask, shape[:-1]),
+    }
+    for name, (mask, expected) in masks.items():
+        if mask is None:
+            continue
+        if mask.dtype != torch.bool:
+            raise TypeError(
+                f"{name} must be bool (True = do not attend), got {mask.dtype}"
+            )
+        if tuple(mask.shape) != expected:
+            raise ValueError(
+                f"{name} must have shape {expected} for x of shape {shape}, "
+                f"got {tuple(mask.shape)}"
+            )
+
+
+# --8<-- [end:checks]
+
+
+# --8<-- [start:module]
+class MultiHeadAttention(nn.Module):
+    """Multi-head self-attention. x: (B, L, E) or unbatched (L, E)."""
+
+    def __init__(self, embed_dim: int, num_heads: int, bias: bool = True):
+        super().__init__()
+        check_heads(embed_dim, num_heads)
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.head_dim = embed_dim // num_heads  # d_k = E / H
+        # W^Q, W^K, W^V of all heads stacked into one (3E, E) weight
+        self.in_proj = nn.Linear(embed_dim, 3 * embed_dim, bias=bias)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)  # W^O
+
+    def split_heads(self, t: torch.Tensor) -> torch.Tensor:
+        """(B, L, E) -> (B, H, L, E/H): head h takes the h-th d_k columns."""
+        B, L, _ = t.shape
+        return t.view(B, L, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def merge_heads(self, t: torch.Tensor) -> torch.Tensor:
+        """(B, H, L, E/H) -> (B, L, E): the heads side by side (concat)."""
+        B, _, L, _ = t.shape
+        return t.transpose(1, 2).reshape(B, L, self.embed_dim)
+
+    def forward(self, x, attn_mask=None, key_padding_mask=None, trace=None):
+        """Return (output shaped like x, weights (B, H, L, L) or (H, L, L)).
+
+        Masks are bool with True = do not attend, as in nn.MultiheadAttention:
+        attn_mask (L, L), key_padding_mask (B, L) or (L,) for unbatched x.
+        If trace is a dict, every intermediate tensor is stored in it.
+        """
+        check_input(x, self.embed_dim, attn_mask, key_padding_mask)
+        unbatched = x.ndim == 2
+        if unbatched:  # (L, E) -> (1, L, E)
+            x = x.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+
+        q, k, v = self.in_proj(x).chunk(3, dim=-1)  # 3 × (B, L, E)
+        q_h, k_h, v_h = map(self.split_heads, (q, k, v))  # 3 × (B, H, L, E/H)
+        # (B, H, L, E/H) @ (B, H, E/H, L) -> (B, H, L, L), scaled by 1/√d_k
+        scores = q_h @ k_h.transpose(-2, -1) / math.sqrt(self.head_dim)
+        if attn_mask is not None:
+            scores = scores.masked_fill(attn_mask, float("-inf"))
+        if key_padding_mask is not None:
+            # (B, L) -> (B, 1, 1, L): hide these keys from all queries and heads
+            scores = scores.masked_fill(
+                key_padding_mask[:, None, None, :], float("-inf")
+            )
+        weights = torch.softmax(scores, dim=-1)  # every row sums to 1
+        heads = weights @ v_h  # (B, H, L, E/H): one result per head
+        merged = self.merge_heads(heads)  # (B, L, E) = Concat(heads)
+        out = self.out_proj(merged)  # (B, L, E): W^O mixes the heads
+
+        if trace is not None:
+            trace.update(X=x, Q=q, K=k, V=v, Q_h=q_h, K_h=k_h, V_h=v_h)
+            trace.update(scores=scores, weights=weights, heads=heads)
+            trace.update(merged=merged, output=out)
+        if unbatched:
+            return out.squeeze(0), weights.squeeze(0)
+        return out, weights
+
+    # --8<-- [end:module]
+
+
+if __name__ == "__main__":
+    # --8<-- [start:check_demo]
+    # valid input passes silently; section 4.5 shows what bad input raises
+    check_heads(12, 3)
+    check_input(torch.randn(2, 5, 12, device=device), embed_dim=12)
+    # --8<-- [end:check_demo]
+
+    # --8<-- [start:build]
+    torch.manual_seed(0)
+    B, L, E, H = 2, 5, 12, 3  # batch, tokens, embed_dim, heads
+    mha = MultiHeadAttention(E, H).to(device)
+    print(mha)
+    # --8<-- [end:build]
+
+    # --8<-- [start:shapes]
+    x = torch.randn(B, L, E).to(device)
+
+    trace = {}  # filled with every intermediate tensor
+    out, weights = mha(x, trace=trace)
+    print("x       ", tuple(x.shape))
+    print("Q       ", tuple(trace["Q"].shape), "->", tuple(trace["Q_h"].shape))
+    print("out     ", tuple(out.shape))
+    print("weights ", tuple(weights.shape))
+
+    # one sequence without the batch dimension works too
+    x0 = x[0]  # (L, E)
+    out0, weights0 = mha(x0)
+    print("x0      ", tuple(x0.shape))
+    print("out0    ", tuple(out0.shape))
+    print("weights0", tuple(weights0.shape))
+    torch.testing.assert_close(out0, out[0])  # same as sequence 0 of the batch
+    # --8<-- [end:shapes]
+
+    # --8<-- [start:compare]
+    ref = nn.MultiheadAttention(E, H, batch_first=True)
+    with torch.no_grad():
+        # PyTorch starts its biases at 0; random ones make the test cover them
+        nn.init.normal_(ref.in_proj_bias)
+        nn.init.normal_(ref.out_proj.bias)
+    ref = ref.to(device)
+
+    with torch.no_grad():  # copy PyTorch's weights into our module
+        mha.in_proj.weight.copy_(ref.in_proj_weight)  # (3E, E): W^Q, W^K, W^V
+        mha.in_proj.bias.copy_(ref.in_proj_bias)  # (3E,)
+        mha.out_proj.weight.copy_(ref.out_proj.weight)  # (E, E): W^O
+        mha.out_proj.bias.copy_(ref.out_proj.bias)  # (E,)
+
+    # True = do not attend: no looking ahead; sequence 1 ends in 2 pad tokens
+    causal = torch.ones(L, L, dtype=torch.bool, device=device).triu(diagonal=1)
+    padding = torch.zeros(B, L, dtype=torch.bool, device=device)
+    padding[1, -2:] = True
+
+    cases = {
+        "no mask": {},
+        "causal": {"attn_mask": causal},
+        "causal + padding": {"attn_mask": causal, "key_padding_mask": padding},
+    }
+    for name, masks in cases.items():
+        ours, our_weights = mha(x, **masks)
+        theirs, their_weights = ref(
+            x, x, x, **masks, average_attn_weights=False
+        )
+        torch.testing.assert_close(ours, theirs)
+        torch.testing.assert_close(our_weights, their_weights)  # (B, H, L, L)
+        print(f"{name:16} output and per-head weights match")
+    # --8<-- [end:compare]
+
+    # --8<-- [start:bad_input]
+    bad_calls = {
+        "wrong rank": lambda: mha(x[0, 0]),  # (E,)
+        "wrong E": lambda: mha(x[..., :10]),  # (B, L, 10)
+        "empty sequence": lambda: mha(x[:, :0]),  # (B, 0, E)
+        "integers": lambda: mha(x.long()),
+        "E % H != 0": lambda: MultiHeadAttention(10, 3),
+    }
+    for name, call in bad_calls.items():
+        try:
+            call()
+        except (ValueError, TypeError) as error:
+            print(f"{name:14} {type(error).__name__}: {error}")
+    # --8<-- [end:bad_input]
+
+    # --8<-- [start:w_o]
+    import copy
+
+    # switch off W_0^V, head 0's value matrix: rows 2E ... 2E + d_k of in_proj
+    mha_0 = copy.deepcopy(mha)
+    d_k = mha.head_dim
+    with torch.no_grad():
+        mha_0.in_proj.weight[2 * E : 2 * E + d_k].zero_()
+
+    before, after = {}, {}
+    mha(x, trace=before)
+    mha_0(x, trace=after)
+
+    def changed(a, b):
+        """Indices along the last dimension where a and b differ anywhere."""
+        differs = (a - b).abs().amax(dim=(0, 1)) > 1e-6
+        return differs.nonzero().flatten().tolist()
+
+    print("concat columns changed:", changed(before["merged"], after["merged"]))
+    print("output columns changed:", changed(before["output"], after["output"]))
+    # --8<-- [end:w_o]
+
+    # --8<-- [start:parameters]
+    def count(module):
+        return sum(p.numel() for p in module.parameters())
+
+    E = 512
+    for bias in (True, False):
+        n_torch = count(nn.MultiheadAttention(E, 8, bias=bias).to(device))
+        n_ours = count(MultiHeadAttention(E, 8, bias=bias).to(device))
+        print(f"bias={bias}: PyTorch {n_torch:,}, ours {n_ours:,}")
+    for H in (1, 8, 16):
+        print(f"H = {H:2}: ours {count(MultiHeadAttention(E, H).to(device)):,}")
+    print(f"4·E² + 4·E = {4 * E * E + 4 * E:,}")
+    print(f"4·E²       = {4 * E * E:,}")
+    # --8<-- [end:parameters]

@@ -1,0 +1,1 @@
+"""Chapter 2: where Q, K and V come from (docs/qkv.md)."""

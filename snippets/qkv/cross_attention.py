@@ -1,0 +1,31 @@
+"""Cross-attention: queries from one sequence, keys and values from another."""
+
+# --8<-- [start:cross]
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+n_q, n_kv, d_model, d_k, d_v = 3, 7, 8, 6, 5
+
+decoder_x = torch.randn(n_q, d_model).to(device)  # the sequence that asks
+memory = torch.randn(n_kv, d_model).to(device)  # encoder output: what is read
+
+w_q = nn.Linear(d_model, d_k, bias=False).to(device)
+w_k = nn.Linear(d_model, d_k, bias=False).to(device)
+w_v = nn.Linear(d_model, d_v, bias=False).to(device)
+
+Q = w_q(decoder_x)  # (n_q, d_k): one query per decoder position
+K = w_k(memory)  # (n_kv, d_k): keys from the encoder ...
+V = w_v(memory)  # (n_kv, d_v): ... and values from the encoder too
+
+scores = Q @ K.T / d_k**0.5  # (n_q, n_kv)
+A = torch.softmax(scores, dim=-1)  # each decoder row sums to 1 over the encoder
+by_hand = A @ V  # (n_q, d_v)
+
+out = F.scaled_dot_product_attention(Q, K, V)
+print("scores", tuple(scores.shape), "output", tuple(out.shape))
+print(torch.allclose(out, by_hand, atol=1e-6))
+# --8<-- [end:cross]

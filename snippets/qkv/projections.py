@@ -1,0 +1,67 @@
+"""Q = X W^Q, K = X W^K, V = X W^V with three nn.Linear layers, step by step."""
+
+# --8<-- [start:project]
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+n, d_model, d_k, d_v = 4, 8, 6, 5  # 4 tokens, 8 features each
+
+X = torch.randn(n, d_model).to(device)  # one row per token: (n, d_model)
+
+# three independent projections; each has its own learnable matrix
+w_q = nn.Linear(d_model, d_k, bias=False).to(device)
+w_k = nn.Linear(d_model, d_k, bias=False).to(device)
+w_v = nn.Linear(d_model, d_v, bias=False).to(device)
+
+Q = w_q(X)  # (n, d_k)
+K = w_k(X)  # (n, d_k)
+V = w_v(X)  # (n, d_v)
+for name, t in [("X", X), ("Q", Q), ("K", K), ("V", V)]:
+    print(name, tuple(t.shape))
+# --8<-- [end:project]
+
+# --8<-- [start:weight]
+print("w_q.weight", tuple(w_q.weight.shape))  # (out_features, in_features)
+
+W_Q = w_q.weight.T  # the W^Q of the formula: (d_model, d_k)
+print("W_Q", tuple(W_Q.shape))
+print(torch.allclose(X @ W_Q, Q))  # Q = X W^Q
+
+# row k of the weight holds the coefficients of output feature k
+print(torch.allclose(Q[:, 1], X @ w_q.weight[1]))
+
+# row i of Q comes from row i of X alone: tokens are not mixed here
+print(torch.allclose(Q[2], X[2] @ W_Q))
+# --8<-- [end:weight]
+
+# --8<-- [start:roles]
+# (n, d_k) @ (d_k, n) -> (n, n); S[i, j] = q_i · k_j / √d_k
+S = Q @ K.T / d_k**0.5
+A = torch.softmax(S, dim=-1)  # row i: how much token i takes from each token
+Z = A @ V  # (n, n) @ (n, d_v) -> (n, d_v)
+print("S", tuple(S.shape), "Z", tuple(Z.shape))
+
+# S[0, 2] compares what token 0 asks for with what token 2 offers
+print(torch.allclose(S[0, 2], Q[0] @ K[2] / d_k**0.5))
+# Z[0] mixes whole rows of V with the weights of row 0
+print(torch.allclose(Z[0], sum(A[0, j] * V[j] for j in range(n))))
+# Q and K differ, so "0 looks at 2" is no longer "2 looks at 0"
+print(torch.allclose(S, S.T))
+# --8<-- [end:roles]
+
+# --8<-- [start:widths]
+w_k_wide = nn.Linear(d_model, d_k + 1, bias=False).to(device)
+K_wide = w_k_wide(X)  # (n, d_k + 1): keys one number longer than the queries
+try:
+    Q @ K_wide.T
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+# V may have its own width d_v; it only sets the width of the output
+out = nn.functional.scaled_dot_product_attention(Q, K, V)
+print("output", tuple(out.shape))
+print(torch.allclose(out, Z, atol=1e-6))  # the Z computed by hand above
+# --8<-- [end:widths]

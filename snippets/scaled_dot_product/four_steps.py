@@ -1,0 +1,53 @@
+"""softmax(Q Kᵀ / √d_k) V in four steps, on a small seeded example."""
+
+# ruff: noqa: E402  (each section imports what it first uses, as the page shows)
+
+# --8<-- [start:data]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+tokens = ["I", "drink", "green", "tea"]
+torch.manual_seed(519)
+# random stand-ins for the projections of chapter 2: one row per token
+Q = torch.randn(4, 6).to(device)  # queries: n × d_k = 4 × 6
+K = torch.randn(4, 6).to(device)  # keys:    n × d_k = 4 × 6
+V = torch.randn(4, 5).to(device)  # values:  n × d_v = 4 × 5
+print(Q.shape, K.shape, V.shape)
+# --8<-- [end:data]
+
+# --8<-- [start:step1]
+# step 1: every query against every key
+scores = Q @ K.transpose(-2, -1)  # (4, 6) @ (6, 4) -> (4, 4)
+print(scores.cpu())
+print(torch.allclose(scores[1, 2], Q[1] @ K[2]))  # scores[i, j] = q_i · k_j
+# --8<-- [end:step1]
+
+# --8<-- [start:step2]
+import math
+
+# step 2: divide by √d_k
+d_k = K.shape[-1]  # a Python int, not a tensor
+print(type(d_k).__name__, d_k, d_k**0.5 == math.sqrt(d_k))
+scaled = scores / d_k**0.5
+print(scaled.cpu())
+# math.sqrt takes a one-element tensor too, so it would work either way
+print(math.sqrt(torch.tensor(36.0, device=device)))
+# --8<-- [end:step2]
+
+# --8<-- [start:step3]
+# step 3: softmax over the last dimension, i.e. each row separately
+weights = torch.softmax(scaled, dim=-1)
+print(weights.cpu())
+print([round(s, 4) for s in weights.sum(dim=-1).tolist()])  # row sums
+# --8<-- [end:step3]
+
+# --8<-- [start:step4]
+# step 4: mix the rows of V with the weights
+output = weights @ V  # (4, 4) @ (4, 5) -> (4, 5), one row per token
+print(output.shape)
+# row 1 of the output: whole rows of V, weighted by row 1 of the weights
+row1 = sum(weights[1, j] * V[j] for j in range(len(tokens)))
+print(row1.cpu())
+print(torch.allclose(row1, output[1]))
+# --8<-- [end:step4]

@@ -1,0 +1,78 @@
+"""Padding and causal masks, -inf or -1e9, and two opposite mask conventions."""
+
+# ruff: noqa: E402  (each section imports what it first uses, as the page shows)
+
+# --8<-- [start:padding]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+sentences = [["I", "drink", "green", "tea"], ["I", "drink", "<pad>", "<pad>"]]
+torch.manual_seed(37)
+# batch of 2 sentences, 4 positions each, d_k = d_v = 6
+q, k, v = torch.randn(3, 2, 4, 6).to(device)
+lengths = torch.tensor([4, 2], device=device)  # real tokens per sentence
+pad = torch.arange(4, device=device) >= lengths[:, None]  # True = padding
+print(pad.cpu())
+
+scores = q @ k.transpose(-2, -1) / 6**0.5  # (2, 4, 4)
+# pad[:, None, :] is (2, 1, 4): hide the same keys from every query
+padded = scores.masked_fill(pad[:, None, :], float("-inf"))
+pad_weights = torch.softmax(padded, dim=-1)
+print(pad_weights[1].cpu())
+# --8<-- [end:padding]
+
+# --8<-- [start:causal]
+# True above the diagonal: position i must not see the positions j > i
+ones = torch.ones(4, 4, dtype=torch.bool, device=device)
+causal = torch.triu(ones, diagonal=1)
+print(causal.cpu())
+causal_scores = scores[0].masked_fill(causal, float("-inf"))  # sentence 1
+causal_weights = torch.softmax(causal_scores, dim=-1)
+print(causal_weights.cpu())
+# --8<-- [end:causal]
+
+# --8<-- [start:fully_masked]
+row = torch.tensor([[0.5, -1.2, 2.0]], device=device)
+hide_all = torch.ones(1, 3, dtype=torch.bool, device=device)  # every key hidden
+print(torch.softmax(row.masked_fill(hide_all, float("-inf")), dim=-1).cpu())
+print(torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1).cpu())
+# --8<-- [end:fully_masked]
+
+# --8<-- [start:float16]
+half = row.half()
+hide_one = torch.tensor([[False, True, False]], device=device)
+try:
+    half.masked_fill(hide_one, -1e9)  # -1e9 is far outside float16's range
+except RuntimeError as error:
+    print("RuntimeError:", error)
+lowest = torch.finfo(half.dtype).min  # the most negative float16
+print(lowest)
+print(torch.softmax(half.masked_fill(hide_one, lowest), dim=-1).cpu())
+# --8<-- [end:float16]
+
+# --8<-- [start:conventions]
+import torch.nn as nn
+import torch.nn.functional as F
+
+mha = nn.MultiheadAttention(6, num_heads=1, bias=False, batch_first=True)
+mha = mha.to(device)
+with torch.no_grad():  # identity projections: mha(q, k, v) is plain attention
+    mha.in_proj_weight.copy_(torch.eye(6).repeat(3, 1))
+    mha.out_proj.weight.copy_(torch.eye(6))
+
+out_mha, _ = mha(q, k, v, key_padding_mask=pad)  # True = do NOT attend
+same = F.scaled_dot_product_attention(q, k, v, attn_mask=pad[:, None, :])
+inverted = F.scaled_dot_product_attention(q, k, v, attn_mask=~pad[:, None, :])
+print(torch.allclose(out_mha, same, atol=1e-5))  # same mask: wrong keys
+print(torch.allclose(out_mha, inverted, atol=1e-5))  # inverted: True = attend
+# --8<-- [end:conventions]
+
+# --8<-- [start:is_causal]
+out_mha, _ = mha(q, k, v, attn_mask=causal)  # True = do NOT attend
+keep = ~causal  # True = attend, as F.scaled_dot_product_attention expects
+out_keep = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+out_is_causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+print(torch.allclose(out_mha, out_keep, atol=1e-5))
+print(torch.allclose(out_mha, out_is_causal, atol=1e-5))
+# --8<-- [end:is_causal]

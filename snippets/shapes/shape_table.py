@@ -1,0 +1,54 @@
+"""The shape table, read from a trace of chapter 4's MultiHeadAttention.
+
+On the page this file's sections continue chapter 4's module (check_input and
+MultiHeadAttention), which the page shows right above them. Run alone, the file
+loads that module from chapter 4's snippet file.
+"""
+
+import runpy
+from pathlib import Path
+
+import torch
+
+CHAPTER_4 = Path(__file__).resolve().parents[1] / "multi_head"
+_ch4 = runpy.run_path(str(CHAPTER_4 / "multi_head_attention.py"))
+MultiHeadAttention, device = _ch4["MultiHeadAttention"], _ch4["device"]
+
+# --8<-- [start:table]
+B, L, E, H = 2, 5, 12, 3  # all different: shapes can be read back as letters
+letters = {B: "B", L: "L", E: "E", H: "H", E // H: "E/H"}
+assert len(letters) == 5, "pick five different sizes"
+
+torch.manual_seed(0)
+mha = MultiHeadAttention(E, H).to(device)
+x = torch.randn(B, L, E).to(device)
+trace = {}
+mha(x, trace=trace)
+
+steps = {
+    "X": "input, never split",
+    "Q": "X W^Q, all heads at once",
+    "K": "X W^K",
+    "V": "X W^V",
+    "Q_h": "Q split into heads",
+    "K_h": "K split into heads",
+    "V_h": "V split into heads",
+    "scores": "Q_h K_hᵀ / √d_k",
+    "weights": "softmax(scores, dim=-1)",
+    "heads": "weights V_h",
+    "merged": "heads side by side",
+    "output": "merged W^O",
+}
+for name, meaning in steps.items():
+    shape = tuple(trace[name].shape)
+    symbols = "(" + ", ".join(letters[size] for size in shape) + ")"
+    print(f"{name:8} {symbols:15} {str(shape):13} {meaning}")
+# --8<-- [end:table]
+
+# --8<-- [start:one_head]
+# a single head: H = 1, so E/H = E and each (L, L) matrix spans all E features
+single = {}
+MultiHeadAttention(E, 1).to(device)(x, trace=single)
+for name in ["Q_h", "scores", "heads"]:
+    print(f"{name:8} {tuple(single[name].shape)}")
+# --8<-- [end:one_head]

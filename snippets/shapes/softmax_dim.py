@@ -1,0 +1,26 @@
+"""Softmax over the wrong dimension: no error, but rows no longer sum to 1."""
+
+# --8<-- [start:softmax]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+B, H, L = 1, 2, 4
+scores = torch.randn(B, H, L, L).to(device)  # (B, H, queries, keys)
+
+right = torch.softmax(scores, dim=-1)  # over the keys
+over_queries = torch.softmax(scores, dim=-2)
+over_heads = torch.softmax(scores, dim=1)
+
+for name, weights in [
+    ("dim=-1", right),
+    ("dim=-2", over_queries),
+    ("dim=1 ", over_heads),
+]:
+    row_sums = weights.sum(dim=-1)[0, 0]  # head 0: one sum per query
+    print(name, "row sums of head 0:", row_sums.cpu())
+
+# dim=-2 normalised each column (one per key) instead of each row
+print("dim=-2 column sums:", over_queries.sum(dim=-2)[0, 0].cpu())
+# --8<-- [end:softmax]

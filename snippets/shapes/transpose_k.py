@@ -1,0 +1,38 @@
+"""Forgetting to transpose K: an error if L != d_k, wrong values if L == d_k."""
+
+# --8<-- [start:error]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+B, H, L, d_k = 2, 3, 5, 4
+Q = torch.randn(B, H, L, d_k).to(device)
+K = torch.randn(B, H, L, d_k).to(device)
+
+try:
+    Q @ K  # (B, H, L, d_k) @ (B, H, L, d_k): inner sizes d_k = 4 and L = 5
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+scores = Q @ K.transpose(-2, -1)  # (B, H, L, d_k) @ (B, H, d_k, L)
+print(tuple(scores.shape))
+# --8<-- [end:error]
+
+# --8<-- [start:square]
+# when L == d_k, Q @ K runs and returns an (L, L) matrix of the wrong numbers
+L = d_k = 4
+Q = torch.randn(L, d_k).to(device)
+K = torch.randn(L, d_k).to(device)
+wrong, right = Q @ K, Q @ K.T
+print("same shape: ", wrong.shape == right.shape)
+print("same values:", torch.allclose(wrong, right))
+
+# right[i, j] is the dot product of query i and key j; wrong[i, j] is not
+dots = torch.empty(L, L, device=device)
+for i in range(L):
+    for j in range(L):
+        dots[i, j] = Q[i] @ K[j]  # query i · key j
+print("right[i, j] == q_i · k_j:", torch.allclose(right, dots))
+print("wrong[i, j] == q_i · k_j:", torch.allclose(wrong, dots))
+# --8<-- [end:square]

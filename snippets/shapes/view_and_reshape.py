@@ -1,0 +1,42 @@
+"""view after transpose fails; a wrong split or merge of heads is silent."""
+
+# --8<-- [start:view]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+B, H, L, d = 2, 3, 5, 4
+heads = torch.randn(B, H, L, d).to(device)  # one result per head
+t = heads.transpose(1, 2)  # (B, L, H, d): same memory, read in another order
+print("heads", tuple(heads.shape), heads.stride(), heads.is_contiguous())
+print("t    ", tuple(t.shape), t.stride(), t.is_contiguous())
+
+try:
+    t.view(B, L, H * d)
+except RuntimeError as error:
+    print("RuntimeError:", error)
+
+merged = t.reshape(B, L, H * d)  # copies when it has to
+also_merged = t.contiguous().view(B, L, H * d)  # copy first, then view
+print(tuple(merged.shape), torch.equal(merged, also_merged))
+# --8<-- [end:view]
+
+# --8<-- [start:split]
+L, E, H = 3, 4, 2
+x = torch.arange(L * E).reshape(1, L, E).to(device)  # token i: 4i ... 4i + 3
+print(x[0].cpu())
+
+right = x.view(1, L, H, E // H).transpose(1, 2)  # (1, H, L, E/H)
+wrong = x.view(1, H, L, E // H)  # the same shape, but not the same numbers
+print("right, head 0:", right[0, 0].tolist())
+print("wrong, head 0:", wrong[0, 0].tolist())
+print("same numbers: ", torch.equal(right, wrong))
+# --8<-- [end:split]
+
+# --8<-- [start:merge]
+# (1, H, L, E/H) -> (1, L, H, E/H) -> (1, L, E)
+merged_right = right.transpose(1, 2).reshape(1, L, E)
+merged_wrong = right.reshape(1, L, E)  # skips the transpose: no error either
+print("right merge gives x back:", torch.equal(merged_right, x))
+print("wrong merge gives x back:", torch.equal(merged_wrong, x))
+# --8<-- [end:merge]

@@ -1,0 +1,314 @@
+"""Chapter 4 (docs/multi-head.md): snippets/multi_head/*, checked against PyTorch."""
+
+import runpy
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+from snippets.multi_head.multi_head_attention import MultiHeadAttention, check_input
+from tests.page_blocks import DOCS, read_blocks
+
+SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "multi_head"
+
+
+def run_script(name):
+    return runpy.run_path(str(SNIPPETS / name), run_name="__main__")
+
+
+@pytest.fixture(scope="module")
+def head_by_head():
+    return run_script("head_by_head.py")
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    """Variables of multi_head_attention.py after its demo ran."""
+    return run_script("multi_head_attention.py")
+
+
+def pytorch_and_ours(E, H, device, dtype, bias=True, seed=0):
+    """nn.MultiheadAttention with random weights and biases, and our module with a copy."""
+    torch.manual_seed(seed)
+    ref = nn.MultiheadAttention(E, H, bias=bias, batch_first=True, dtype=dtype)
+    ours = MultiHeadAttention(E, H, bias=bias).to(dtype)
+    with torch.no_grad():
+        if bias:
+            nn.init.normal_(ref.in_proj_bias)
+            nn.init.normal_(ref.out_proj.bias)
+            ours.in_proj.bias.copy_(ref.in_proj_bias)
+            ours.out_proj.bias.copy_(ref.out_proj.bias)
+        ours.in_proj.weight.copy_(ref.in_proj_weight)
+        ours.out_proj.weight.copy_(ref.out_proj.weight)
+    return ref.to(device), ours.to(device)
+
+
+def masks(kind, B, L, device):
+    causal = torch.ones(L, L, dtype=torch.bool, device=device).triu(diagonal=1)
+    padding = torch.zeros(B, L, dtype=torch.bool, device=device)
+    padding[-1, L // 2 + 1 :] = True  # the last sequence ends in padding
+    return {
+        "none": {},
+        "causal": {"attn_mask": causal},
+        "padding": {"key_padding_mask": padding},
+        "causal+padding": {"attn_mask": causal, "key_padding_mask": padding},
+    }[kind]
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "padding", "causal+padding"])
+@pytest.mark.parametrize("B, L, E, H", [(2, 5, 12, 3), (3, 7, 16, 4), (1, 1, 8, 1)])
+def test_module_equals_nn_multihead_attention_with_copied_weights(B, L, E, H, mask, device, dtype):
+    ref, ours = pytorch_and_ours(E, H, device, dtype)
+    x = torch.randn(B, L, E, dtype=dtype).to(device)
+    kwargs = masks(mask, B, L, device)
+    out, weights = ours(x, **kwargs)
+    expected_out, expected_weights = ref(x, x, x, **kwargs, average_attn_weights=False)
+    assert out.shape == (B, L, E) and weights.shape == (B, H, L, L)
+    assert_close(out, expected_out)
+    assert_close(weights, expected_weights)
+
+
+def test_module_without_bias_equals_nn_multihead_attention(device, dtype):
+    ref, ours = pytorch_and_ours(12, 3, device, dtype, bias=False)
+    x = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    assert_close(ours(x)[0], ref(x, x, x)[0])
+
+
+def test_pytorch_default_weights_are_the_mean_over_our_heads(device, dtype):
+    ref, ours = pytorch_and_ours(12, 3, device, dtype)
+    x = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    _, averaged = ref(x, x, x)  # average_attn_weights=True by default
+    assert averaged.shape == (2, 5, 5)
+    assert_close(ours(x)[1].mean(dim=1), averaged)
+
+
+def test_gradients_equal_nn_multihead_attention(device, dtype):
+    ref, ours = pytorch_and_ours(12, 3, device, dtype)
+    x = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    x_ours, x_ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ours(x_ours)[0].square().sum().backward()
+    ref(x_ref, x_ref, x_ref)[0].square().sum().backward()
+    assert_close(x_ours.grad, x_ref.grad)
+    assert_close(ours.in_proj.weight.grad, ref.in_proj_weight.grad)
+    assert_close(ours.out_proj.weight.grad, ref.out_proj.weight.grad)
+
+
+@pytest.mark.parametrize("with_padding", [False, True], ids=["no-mask", "padding"])
+def test_unbatched_input_equals_nn_multihead_attention_and_batched_row(with_padding, device, dtype):
+    ref, ours = pytorch_and_ours(12, 3, device, dtype)
+    x = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    kwargs = {}
+    if with_padding:
+        kwargs["key_padding_mask"] = torch.tensor([False, False, False, True, True], device=device)
+    out, weights = ours(x[0], **kwargs)
+    expected_out, expected_weights = ref(x[0], x[0], x[0], **kwargs, average_attn_weights=False)
+    assert out.shape == (5, 12) and weights.shape == (3, 5, 5)
+    assert_close(out, expected_out)
+    assert_close(weights, expected_weights)
+    batched_kwargs = {k: v[None] for k, v in kwargs.items()}
+    assert_close(out, ours(x[:1], **batched_kwargs)[0][0])
+
+
+def test_each_head_is_sdpa_scaled_by_the_head_dim_not_e(device, dtype):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(12, 3).to(device, dtype)
+    trace = {}
+    mha(torch.randn(2, 5, 12, dtype=dtype).to(device), trace=trace)
+    q, k, v = trace["Q_h"], trace["K_h"], trace["V_h"]
+    assert_close(trace["heads"], F.scaled_dot_product_attention(q, k, v))  # scale 1/√(E/H)
+    assert not torch.allclose(trace["heads"], F.scaled_dot_product_attention(q, k, v, scale=12**-0.5))
+
+
+def test_head_h_uses_rows_h_dk_of_each_projection(device, dtype):
+    torch.manual_seed(0)
+    E, H = 12, 3
+    d = E // H
+    mha = MultiHeadAttention(E, H).to(device, dtype)
+    x = torch.randn(2, 5, E, dtype=dtype).to(device)
+    trace = {}
+    mha(x, trace=trace)
+    W, b = mha.in_proj.weight, mha.in_proj.bias
+    for part, name in enumerate(["Q_h", "K_h", "V_h"]):
+        for h in range(H):
+            rows = slice(part * E + h * d, part * E + (h + 1) * d)
+            assert_close(trace[name][:, h], x @ W[rows].T + b[rows])
+
+
+@pytest.mark.parametrize("B, L, E, H", [(2, 5, 12, 3), (1, 3, 8, 8), (3, 4, 6, 1)])
+def test_trace_has_the_shapes_of_the_table(B, L, E, H, device):
+    mha = MultiHeadAttention(E, H).to(device)
+    x = torch.randn(B, L, E).to(device)
+    trace = {}
+    out, weights = mha(x, trace=trace)
+    d = E // H
+    expected = {
+        "X": (B, L, E),
+        "Q": (B, L, E),
+        "K": (B, L, E),
+        "V": (B, L, E),
+        "Q_h": (B, H, L, d),
+        "K_h": (B, H, L, d),
+        "V_h": (B, H, L, d),
+        "scores": (B, H, L, L),
+        "weights": (B, H, L, L),
+        "heads": (B, H, L, d),
+        "merged": (B, L, E),
+        "output": (B, L, E),
+    }
+    assert {k: tuple(v.shape) for k, v in trace.items()} == expected
+    assert trace["X"] is x  # X itself is never split
+    assert trace["output"] is out and trace["weights"] is weights
+
+
+def test_merge_heads_undoes_split_heads(device, dtype):
+    mha = MultiHeadAttention(12, 3).to(device)
+    t = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    assert torch.equal(mha.merge_heads(mha.split_heads(t)), t)
+    assert torch.equal(mha.split_heads(t)[:, 1], t[..., 4:8])  # head 1: columns 4-7
+
+
+def test_masked_positions_get_exactly_zero_weight(device):
+    mha = MultiHeadAttention(12, 3).to(device)
+    B, L = 2, 5
+    kwargs = masks("causal+padding", B, L, device)
+    _, weights = mha(torch.randn(B, L, 12).to(device), **kwargs)
+    hidden = kwargs["attn_mask"][None, None] | kwargs["key_padding_mask"][:, None, None, :]
+    assert bool((weights[hidden.expand_as(weights)] == 0).all())
+    assert_close(weights.sum(dim=-1), torch.ones(B, 3, L, device=device))
+
+
+def test_head_by_head_loop_equals_the_batched_module(head_by_head):
+    ns = head_by_head
+    E, H = ns["E"], ns["H"]
+    mha = MultiHeadAttention(E, H, bias=False).to(ns["device"])
+    with torch.no_grad():
+        mha.in_proj.weight.copy_(torch.cat(ns["W_Q"] + ns["W_K"] + ns["W_V"], dim=1).T)
+        mha.out_proj.weight.copy_(ns["W_O"].T)
+    out, weights = mha(ns["X"])
+    assert_close(out, ns["output"])
+    assert_close(weights, torch.stack(ns["weights"]))
+
+
+def test_head_by_head_heads_each_match_sdpa(head_by_head):
+    ns = head_by_head
+    X = ns["X"]
+    for i in range(ns["H"]):
+        Q, K, V = X @ ns["W_Q"][i], X @ ns["W_K"][i], X @ ns["W_V"][i]
+        assert_close(ns["heads"][i], F.scaled_dot_product_attention(Q, K, V))
+    assert not torch.allclose(ns["weights"][0], ns["weights"][1])  # the page: two different tables
+
+
+def test_changing_one_head_changes_its_concat_slice_but_every_output_column(chapter):
+    d, E = chapter["d_k"], chapter["mha"].embed_dim
+    changed = chapter["changed"]
+    assert changed(chapter["before"]["merged"], chapter["after"]["merged"]) == list(range(d))
+    assert changed(chapter["before"]["output"], chapter["after"]["output"]) == list(range(E))
+
+
+def parameter_count(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+@pytest.mark.parametrize("E, H", [(512, 8), (512, 1), (512, 16), (12, 3), (64, 4)])
+def test_parameter_count_is_4_e_squared_plus_4_e(E, H):
+    for bias, formula in [(True, 4 * E * E + 4 * E), (False, 4 * E * E)]:
+        assert parameter_count(nn.MultiheadAttention(E, H, bias=bias)) == formula
+        assert parameter_count(MultiHeadAttention(E, H, bias=bias)) == formula
+
+
+def test_parameter_counts_of_nn_multihead_attention_512_8():
+    # the corrected numbers of the source article's FAQ Q14
+    assert parameter_count(nn.MultiheadAttention(512, 8)) == 1_050_624
+    assert parameter_count(nn.MultiheadAttention(512, 8, bias=False)) == 1_048_576
+
+
+def test_state_dict_layout_matches_pytorch_shapes():
+    ours = {k: tuple(v.shape) for k, v in MultiHeadAttention(12, 3).state_dict().items()}
+    theirs = {k: tuple(v.shape) for k, v in nn.MultiheadAttention(12, 3).state_dict().items()}
+    renamed = {"in_proj_weight": "in_proj.weight", "in_proj_bias": "in_proj.bias"}
+    assert {renamed.get(k, k): v for k, v in theirs.items()} == ours
+
+
+x5 = torch.ones(2, 5, 12)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda m: m(torch.ones(12)), ValueError, "got shape (12,)"),
+        (lambda m: m(torch.ones(1, 2, 5, 12)), ValueError, "got shape (1, 2, 5, 12)"),
+        (lambda m: m(torch.ones(2, 5, 10)), ValueError, "x (2, 5, 10) has E = 10, expected embed_dim = 12"),
+        (lambda m: m(torch.ones(2, 0, 12)), ValueError, "got shape (2, 0, 12)"),
+        (lambda m: m(torch.ones(0, 5, 12)), ValueError, "got shape (0, 5, 12)"),
+        (lambda m: m(torch.ones(0, 12)), ValueError, "got shape (0, 12)"),
+        (lambda m: m(torch.ones(2, 5, 12, dtype=torch.int64)), TypeError, "torch.int64, shape (2, 5, 12)"),
+        (lambda m: MultiHeadAttention(10, 3), ValueError, "embed_dim = 10 is not divisible by num_heads = 3"),
+        (lambda m: MultiHeadAttention(12, 0), ValueError, "num_heads = 0"),
+        (lambda m: m(x5, attn_mask=torch.zeros(5, 5)), TypeError, "attn_mask must be bool"),
+        (
+            lambda m: m(x5, attn_mask=torch.zeros(4, 4, dtype=torch.bool)),
+            ValueError,
+            "attn_mask must have shape (5, 5) for x of shape (2, 5, 12), got (4, 4)",
+        ),
+        (
+            lambda m: m(x5, key_padding_mask=torch.zeros(5, dtype=torch.bool)),
+            ValueError,
+            "key_padding_mask must have shape (2, 5) for x of shape (2, 5, 12), got (5,)",
+        ),
+        (lambda m: check_input(torch.ones(3, 4), 4, key_padding_mask=torch.zeros(3)), TypeError, "torch.float32"),
+    ],
+    ids=[
+        "wrong-rank-1d",
+        "wrong-rank-4d",
+        "mismatched-embed-dim",
+        "empty-sequence",
+        "empty-batch",
+        "unbatched-empty",
+        "non-float",
+        "e-not-divisible-by-h",
+        "zero-heads",
+        "float-mask",
+        "attn-mask-shape",
+        "padding-mask-shape",
+        "check-input-padding-dtype",
+    ],
+)
+def test_bad_input_raises_error_naming_the_shapes(call, error, message):
+    with pytest.raises(error) as info:
+        call(MultiHeadAttention(12, 3))
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("page", ["multi-head.md", "shapes.md"])
+def test_reader_blocks_never_import_snippets(page):
+    for block in read_blocks(DOCS / page):
+        assert "snippets" not in block.code, block.code
+
+
+def svg(name, lang="zh"):
+    from snippets.figures import load_all, render
+
+    load_all()
+    return render(name, lang).decode("utf-8")
+
+
+def test_flow_figure_shows_the_shapes_of_a_traced_run():
+    from snippets.figures import run_example
+
+    trace = run_example("multi_head/multi_head_attention.py")["trace"]
+    drawn = svg("multi-head-flow")
+    for name in ["X", "Q", "Q_h", "weights", "heads", "merged", "output"]:
+        assert str(tuple(trace[name].shape)) in drawn, name
+    B, H, L, d = trace["Q_h"].shape
+    assert f"(B, L, E/H) = {(B, L, d)}" in drawn  # one head's Q_i, K_i, V_i
+    assert "第 0 个头" in drawn and "head 0" in svg("multi-head-flow", "en")
+
+
+def test_head_weights_figure_shows_the_computed_weights(head_by_head):
+    drawn = svg("head-weights")
+    for weights in head_by_head["weights"]:
+        for v in weights.flatten().tolist():
+            assert f">{v:.2f}<" in drawn

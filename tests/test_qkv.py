@@ -1,0 +1,274 @@
+"""Chapter 2 (docs/qkv.md): snippets/qkv/*, checked against PyTorch."""
+
+import math
+import runpy
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.testing import assert_close
+
+from snippets.figures import load_all, render, run_example
+from snippets.qkv.qkv_projection import QKVProjection, check_sequence
+
+SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "qkv"
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    """Variables of the self-attention example (sections 2.1 to 2.4) after it ran."""
+    return runpy.run_path(str(SNIPPETS / "projections.py"), run_name="__main__")
+
+
+@pytest.fixture(scope="module")
+def cross():
+    """Variables of the cross-attention example (section 2.5) after it ran."""
+    return runpy.run_path(str(SNIPPETS / "cross_attention.py"), run_name="__main__")
+
+
+def by_hand_attention(q, k, v):
+    """softmax(Q Kᵀ / √d_k) V, written out."""
+    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+# --- the example on the page ------------------------------------------------
+
+
+def test_q_k_v_share_the_rows_of_x_but_not_its_width(chapter):
+    X, Q, K, V = (chapter[k] for k in "XQKV")
+    n, d_model = X.shape
+    d_k, d_v = chapter["d_k"], chapter["d_v"]
+    assert (Q.shape, K.shape, V.shape) == ((n, d_k), (n, d_k), (n, d_v))
+    assert len({d_model, d_k, d_v}) == 3  # the example keeps the three widths apart
+
+
+def test_linear_weight_is_out_by_in_and_its_transpose_is_the_formula_matrix(chapter):
+    X = chapter["X"]
+    for layer, out in [(chapter["w_q"], chapter["Q"]), (chapter["w_k"], chapter["K"]), (chapter["w_v"], chapter["V"])]:
+        assert layer.weight.shape == (out.shape[1], X.shape[1])  # (out_features, in_features)
+        assert layer.bias is None
+        assert_close(out, X @ layer.weight.T)
+        assert_close(out, F.linear(X, layer.weight))
+
+
+def test_row_k_of_the_weight_computes_column_k_of_the_output(chapter):
+    X, Q, w_q = chapter["X"], chapter["Q"], chapter["w_q"]
+    for k in range(Q.shape[1]):
+        assert_close(Q[:, k], X @ w_q.weight[k])
+
+
+def test_projection_handles_each_token_on_its_own(chapter):
+    X, w_q = chapter["X"], chapter["w_q"]
+    changed = X.clone()
+    changed[3] = torch.randn(X.shape[1], generator=torch.Generator().manual_seed(1)).to(X.device)
+    with torch.no_grad():
+        before, after = w_q(X), w_q(changed)
+    assert_close(after[:3], before[:3])  # rows 0..2 do not see token 3
+    assert not torch.allclose(after[3], before[3])
+
+
+def test_scores_are_query_key_dot_products_and_not_symmetric(chapter):
+    Q, K, S, d_k = chapter["Q"], chapter["K"], chapter["S"], chapter["d_k"]
+    n = Q.shape[0]
+    for i in range(n):
+        for j in range(n):
+            assert_close(S[i, j], torch.dot(Q[i], K[j]) / math.sqrt(d_k))
+    assert not torch.allclose(S, S.T)
+    assert not torch.isclose(S[0, 2], S[2, 0])  # the two cells boxed in figure 2-2
+
+
+def test_untrained_projections_give_nearly_even_weights(chapter):
+    # figure 2-2's caption: with random W the rows of A are close to uniform
+    A = chapter["A"]
+    assert bool((A.amax(dim=-1) - A.amin(dim=-1) < 0.2).all())
+    assert bool((A.amax(dim=-1) < 2 / A.shape[-1]).all())
+
+
+def test_self_attention_output_has_width_d_v_and_matches_sdpa(chapter):
+    Q, K, V, Z = (chapter[k] for k in "QKVZ")
+    assert Z.shape == (chapter["n"], chapter["d_v"])
+    assert_close(Z, F.scaled_dot_product_attention(Q, K, V))
+    assert_close(chapter["out"], Z)
+
+
+def test_queries_and_keys_of_different_widths_cannot_be_compared(chapter):
+    Q, K_wide, V = chapter["Q"], chapter["K_wide"], chapter["V"]
+    assert K_wide.shape[1] != Q.shape[1]
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(4x6 and 7x4\)"):
+        Q @ K_wide.T
+    with pytest.raises(RuntimeError):
+        F.scaled_dot_product_attention(Q, K_wide, V)
+
+
+def test_cross_attention_example_takes_keys_and_values_from_the_encoder(cross):
+    x, memory = cross["decoder_x"], cross["memory"]
+    assert_close(cross["Q"], x @ cross["w_q"].weight.T)
+    assert_close(cross["K"], memory @ cross["w_k"].weight.T)
+    assert_close(cross["V"], memory @ cross["w_v"].weight.T)
+    n_q, n_kv = x.shape[0], memory.shape[0]
+    assert n_q != n_kv
+    assert cross["scores"].shape == (n_q, n_kv)
+    assert cross["out"].shape == (n_q, cross["d_v"])
+    assert_close(cross["A"].sum(dim=-1), torch.ones(n_q, device=x.device))
+
+
+def test_cross_attention_example_matches_sdpa(cross):
+    Q, K, V = (cross[k] for k in "QKV")
+    assert_close(cross["by_hand"], F.scaled_dot_product_attention(Q, K, V))
+    assert_close(cross["out"], by_hand_attention(Q, K, V))
+
+
+# --- QKVProjection ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("batch", [(), (2,), (2, 3)], ids=["unbatched", "batched", "4d"])
+def test_qkv_projection_equals_x_times_the_formula_matrices(batch, device, dtype):
+    torch.manual_seed(0)
+    d_model, d_k, d_v = 8, 6, 5
+    W_Q, W_K, W_V = (torch.randn(d_model, d, dtype=dtype).to(device) for d in (d_k, d_k, d_v))
+    proj = QKVProjection(d_model, d_k, d_v).to(device, dtype)
+    with torch.no_grad():  # store W^Q as the layer's weight: weight = W^Q transposed
+        proj.w_q.weight.copy_(W_Q.T)
+        proj.w_k.weight.copy_(W_K.T)
+        proj.w_v.weight.copy_(W_V.T)
+    x = torch.randn(*batch, 4, d_model, dtype=dtype).to(device)
+    Q, K, V = proj(x)
+    assert (Q.shape, K.shape, V.shape) == ((*batch, 4, d_k), (*batch, 4, d_k), (*batch, 4, d_v))
+    assert_close(Q, x @ W_Q)
+    assert_close(K, x @ W_K)
+    assert_close(V, x @ W_V)
+
+
+@pytest.mark.parametrize("batch", [(), (2,), (2, 3)], ids=["unbatched", "batched", "4d"])
+def test_cross_attention_matches_sdpa(batch, device, dtype):
+    torch.manual_seed(0)
+    n_q, n_kv, d_model, d_context, d_k, d_v = 3, 7, 8, 10, 6, 5
+    proj = QKVProjection(d_model, d_k, d_v, d_context=d_context).to(device, dtype)
+    x = torch.randn(*batch, n_q, d_model, dtype=dtype).to(device)
+    memory = torch.randn(*batch, n_kv, d_context, dtype=dtype).to(device)
+    with torch.no_grad():
+        Q, K, V = proj(x, memory)
+        out = F.scaled_dot_product_attention(Q, K, V)
+    assert (Q.shape, K.shape, V.shape) == ((*batch, n_q, d_k), (*batch, n_kv, d_k), (*batch, n_kv, d_v))
+    assert out.shape == (*batch, n_q, d_v)
+    assert_close(out, by_hand_attention(Q, K, V))
+
+
+def test_cross_attention_matches_multihead_attention_with_one_head(device, dtype):
+    # one head, no bias, out_proj = identity: nn.MultiheadAttention reduces to softmax(Q Kᵀ/√d) V
+    torch.manual_seed(0)
+    d, d_context, n_q, n_kv = 6, 10, 3, 7
+    mha = nn.MultiheadAttention(d, 1, bias=False, kdim=d_context, vdim=d_context, batch_first=True)
+    mha = mha.to(device, dtype)
+    proj = QKVProjection(d, d, d, d_context=d_context).to(device, dtype)
+    with torch.no_grad():
+        mha.q_proj_weight.copy_(proj.w_q.weight)
+        mha.k_proj_weight.copy_(proj.w_k.weight)
+        mha.v_proj_weight.copy_(proj.w_v.weight)
+        mha.out_proj.weight.copy_(torch.eye(d, dtype=dtype, device=device))
+        x = torch.randn(2, n_q, d, dtype=dtype).to(device)
+        memory = torch.randn(2, n_kv, d_context, dtype=dtype).to(device)
+        expected, weights = mha(x, memory, memory)
+        Q, K, V = proj(x, memory)
+        ours = F.scaled_dot_product_attention(Q, K, V)
+    assert weights.shape == (2, n_q, n_kv)
+    assert_close(ours, expected)
+    assert_close(torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(d), dim=-1), weights)
+
+
+def test_self_attention_is_cross_attention_with_x_as_context(device, dtype):
+    torch.manual_seed(0)
+    proj = QKVProjection(8, 6, 5).to(device, dtype)
+    x = torch.randn(2, 4, 8, dtype=dtype).to(device)
+    for own, crossed in zip(proj(x), proj(x, x), strict=True):
+        assert_close(own, crossed)
+
+
+def test_keys_and_values_follow_the_context_length():
+    proj = QKVProjection(8, 6, 5, d_context=3)
+    Q, K, V = proj(torch.randn(4, 8), torch.randn(9, 3))
+    assert (Q.shape, K.shape, V.shape) == ((4, 6), (9, 6), (9, 5))
+    assert proj.w_k.weight.shape == (6, 3) and proj.w_v.weight.shape == (5, 3)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda p: p(torch.ones(8)), ValueError, "x must be (n, 8) or (batch, n, 8), got shape (8,)"),
+        (lambda p: p(torch.ones(4, 7)), ValueError, "x has 7 features per token but the projection expects 8"),
+        (lambda p: p(torch.ones(0, 8)), ValueError, "x needs at least one token, got shape (0, 8)"),
+        (lambda p: p(torch.ones(2, 0, 8)), ValueError, "got shape (2, 0, 8)"),
+        (lambda p: p(torch.ones(4, 8, dtype=torch.int64)), TypeError, "got torch.int64, shape (4, 8)"),
+        (lambda p: p(torch.ones(4, 8), torch.ones(5)), ValueError, "context must be (n, 8)"),
+        (lambda p: p(torch.ones(4, 8), torch.ones(5, 9)), ValueError, "context has 9 features"),
+        (lambda p: p(torch.ones(4, 8), torch.ones(0, 8)), ValueError, "context needs at least one token"),
+        (lambda p: p(torch.ones(4, 8), torch.ones(5, 8, dtype=torch.bool)), TypeError, "torch.bool, shape (5, 8)"),
+        (lambda p: p(torch.ones(2, 4, 8), torch.ones(3, 5, 8)), ValueError, "x (2, 4, 8) and context (3, 5, 8)"),
+        (lambda p: p(torch.ones(4, 8, dtype=torch.float64)), TypeError, "x is torch.float64, shape (4, 8)"),
+        (lambda p: check_sequence("q", torch.tensor(1.0), 8), ValueError, "q must be (n, 8)"),
+    ],
+    ids=[
+        "wrong-rank",
+        "mismatched-features",
+        "empty-sequence",
+        "batched-empty-sequence",
+        "non-float",
+        "context-wrong-rank",
+        "context-mismatched-features",
+        "context-empty",
+        "context-non-float",
+        "batch-mismatch",
+        "dtype-differs-from-weights",
+        "scalar",
+    ],
+)
+def test_bad_input_raises_error_naming_the_shapes(call, error, message):
+    proj = QKVProjection(8, 6, 5)
+    with pytest.raises(error) as info:
+        call(proj)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "sizes, message",
+    [((8, 0, 5), "d_k must be a positive int, got 0"), ((8, 6, 5.0), "d_v must be a positive int, got 5.0")],
+    ids=["zero-width", "float-width"],
+)
+def test_constructor_rejects_bad_sizes(sizes, message):
+    with pytest.raises(ValueError, match=message):
+        QKVProjection(*sizes)
+
+
+# --- figures ----------------------------------------------------------------------
+
+
+def cells(t, fmt):
+    return [fmt.format(v).replace("-0.00", "0.00") for v in t.detach().cpu().flatten().tolist()]
+
+
+def test_projection_figure_shows_the_example_matrices_and_shapes():
+    load_all()
+    ns = run_example("qkv/projections.py")
+    svg = render("qkv-projections", "en").decode()
+    matrices = [ns["X"], ns["w_q"].weight.T, ns["w_k"].weight.T, ns["w_v"].weight.T, ns["Q"], ns["K"], ns["V"]]
+    for t in matrices:
+        assert "({}×{})".format(*t.shape) in svg
+        for cell in cells(t, "{:.2f}"):
+            assert f">{cell}<" in svg
+    assert "词 0" in render("qkv-projections", "zh").decode()
+
+
+def test_score_and_cross_attention_figures_show_the_computed_values():
+    load_all()
+    ns = run_example("qkv/projections.py")
+    svg = render("qkv-scores", "en").decode()
+    assert all(f">{c}<" in svg for c in cells(ns["S"], "{:.2f}") + cells(ns["A"], "{:.3f}"))
+    ns = run_example("qkv/cross_attention.py")
+    svg = render("cross-attention", "en").decode()
+    assert all(
+        f">{c}<" in svg for c in cells(ns["A"], "{:.2f}") + cells(ns["V"], "{:.2f}") + cells(ns["out"], "{:.2f}")
+    )
+    assert "{}×{}".format(*ns["scores"].shape) in svg and "{}×{}".format(*ns["out"].shape) in svg
+    assert "编码器" in render("cross-attention", "zh").decode()

@@ -1,0 +1,176 @@
+"""Chapter 5 (docs/shapes.md): the shape table and the common shape bugs, checked with PyTorch."""
+
+import runpy
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+from snippets.multi_head.multi_head_attention import MultiHeadAttention
+from tests.page_blocks import DOCS, read_blocks
+
+SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "shapes"
+
+
+def run_script(name):
+    return runpy.run_path(str(SNIPPETS / name), run_name="__main__")
+
+
+@pytest.fixture(scope="module")
+def table():
+    return run_script("shape_table.py")
+
+
+# the page's table, as letters: each step's shape in terms of B, L, E, H
+TABLE = {
+    "X": "B L E",
+    "Q": "B L E",
+    "K": "B L E",
+    "V": "B L E",
+    "Q_h": "B H L E/H",
+    "K_h": "B H L E/H",
+    "V_h": "B H L E/H",
+    "scores": "B H L L",
+    "weights": "B H L L",
+    "heads": "B H L E/H",
+    "merged": "B L E",
+    "output": "B L E",
+}
+
+
+def sizes(letters, B, L, E, H):
+    value = {"B": B, "L": L, "E": E, "H": H, "E/H": E // H}
+    return tuple(value[s] for s in letters.split())
+
+
+def test_table_script_traces_the_chapter_4_module(table):
+    assert list(table["steps"]) == list(TABLE)
+    B, L, E, H = table["B"], table["L"], table["E"], table["H"]
+    for name, letters in TABLE.items():
+        assert tuple(table["trace"][name].shape) == sizes(letters, B, L, E, H), name
+    assert table["trace"]["X"] is table["x"]  # X goes in as it is: never split
+
+
+@pytest.mark.parametrize("B, L, E, H", [(2, 5, 12, 3), (1, 7, 8, 2), (4, 3, 16, 16), (3, 6, 10, 1)])
+def test_table_holds_for_other_sizes(B, L, E, H, device):
+    trace = {}
+    MultiHeadAttention(E, H).to(device)(torch.randn(B, L, E).to(device), trace=trace)
+    assert {k: tuple(v.shape) for k, v in trace.items()} == {k: sizes(v, B, L, E, H) for k, v in TABLE.items()}
+
+
+def test_single_head_keeps_a_head_dimension_of_size_one(table):
+    B, L, E = table["B"], table["L"], table["E"]
+    assert tuple(table["single"]["Q_h"].shape) == (B, 1, L, E)
+    assert tuple(table["single"]["scores"].shape) == (B, 1, L, L)
+
+
+def test_page_shows_chapter_4_module_before_the_table():
+    blocks = read_blocks(DOCS / "shapes.md")
+    assert "class MultiHeadAttention" in blocks[0].code and not blocks[0].continues
+    assert blocks[1].continues and "trace" in blocks[1].code
+    for block in blocks:
+        assert "snippets" not in block.code
+
+
+def test_forgetting_to_transpose_k_raises_when_l_differs_from_d_k(device):
+    Q, K = torch.randn(2, 3, 5, 4).to(device), torch.randn(2, 3, 5, 4).to(device)
+    with pytest.raises(RuntimeError, match=r"batch2 tensor to be: \[6, 4\] but got: \[6, 5\]"):
+        Q @ K
+
+
+def test_forgetting_to_transpose_k_is_silently_wrong_when_square(device, dtype):
+    ns = run_script("transpose_k.py")
+    Q, K = ns["Q"], ns["K"]
+    assert ns["wrong"].shape == ns["right"].shape
+    assert not torch.allclose(ns["wrong"], ns["right"])
+    # the transposed product is what attention uses: compare with sdpa on a one-hot V
+    q, k = Q.to(device, dtype), K.to(device, dtype)
+    L = q.shape[0]
+    weights = F.scaled_dot_product_attention(q, k, torch.eye(L, dtype=dtype, device=q.device), scale=1.0)
+    assert_close(weights, torch.softmax(q @ k.T, dim=-1))
+    assert not torch.allclose(weights, torch.softmax(q @ k, dim=-1))
+
+
+def test_view_after_transpose_fails_and_reshape_equals_contiguous_view(device, dtype):
+    heads = torch.randn(2, 3, 5, 4, dtype=dtype).to(device)
+    t = heads.transpose(1, 2)
+    assert not t.is_contiguous()
+    with pytest.raises(RuntimeError, match=r"Use \.reshape\(\.\.\.\) instead"):
+        t.view(2, 5, 12)
+    assert torch.equal(t.reshape(2, 5, 12), t.contiguous().view(2, 5, 12))
+
+
+def test_page_split_example_mixes_tokens_only_when_viewed_directly():
+    ns = run_script("view_and_reshape.py")
+    x, right, wrong, E = ns["x"], ns["right"], ns["wrong"], ns["E"]
+    tokens_right = right // E  # which token every number came from: row i is token i
+    assert bool((tokens_right == torch.arange(ns["L"], device=x.device)[:, None]).all())
+    assert not torch.equal(wrong // E, tokens_right)
+    assert torch.equal(ns["merged_right"], x)
+    assert not torch.equal(ns["merged_wrong"], x)
+
+
+@pytest.mark.parametrize("B, L, E, H", [(2, 5, 12, 3), (1, 3, 4, 2), (3, 4, 8, 4)])
+def test_split_then_merge_round_trips_only_in_the_right_order(B, L, E, H, device, dtype):
+    x = torch.randn(B, L, E, dtype=dtype).to(device)
+    d = E // H
+    right = x.view(B, L, H, d).transpose(1, 2)
+    assert torch.equal(right.transpose(1, 2).reshape(B, L, E), x)
+    assert not torch.equal(x.view(B, H, L, d), right)
+    assert not torch.equal(right.reshape(B, L, E), x)
+    mha = MultiHeadAttention(E, H)
+    assert torch.equal(mha.split_heads(x), right)
+
+
+def test_softmax_over_the_last_dim_is_attention_and_other_dims_are_not(device, dtype):
+    ns = run_script("softmax_dim.py")
+    scores = ns["scores"].to(device, dtype)
+    ones = torch.ones(scores.shape[:-1], dtype=dtype, device=scores.device)
+    right = torch.softmax(scores, dim=-1)
+    assert_close(right.sum(dim=-1), ones)
+    assert not torch.allclose(torch.softmax(scores, dim=-2).sum(dim=-1), ones)
+    assert not torch.allclose(torch.softmax(scores, dim=1).sum(dim=-1), ones)
+    # with V = identity, sdpa returns its weights: they are the dim=-1 softmax
+    L = scores.shape[-1]
+    eye = torch.eye(L, dtype=dtype, device=scores.device).expand_as(scores)
+    q = scores  # q @ eye.T = scores, so sdpa(q, I, I, scale=1) = softmax(scores) @ I
+    assert_close(F.scaled_dot_product_attention(q, eye, eye, scale=1.0), right)
+
+
+def test_default_layout_attends_across_the_batch(device, dtype):
+    torch.manual_seed(0)
+    B, L, E, H = 2, 5, 12, 3
+    default = nn.MultiheadAttention(E, H, dtype=dtype).to(device)
+    fixed = nn.MultiheadAttention(E, H, batch_first=True, dtype=dtype).to(device)
+    fixed.load_state_dict(default.state_dict())
+    x = torch.randn(B, L, E, dtype=dtype).to(device)
+    y = x.clone()
+    y[1] = torch.randn(L, E, dtype=dtype)  # change only sample 1
+    wrong_x, weights = default(x, x, x)
+    wrong_y, _ = default(y, y, y)
+    assert weights.shape == (L, B, B)  # L is read as the batch, B as the length
+    assert not torch.allclose(wrong_x[0], wrong_y[0])  # sample 0 depends on sample 1
+    right_x, _ = fixed(x, x, x)
+    right_y, _ = fixed(y, y, y)
+    assert_close(right_x[0], right_y[0])  # with batch_first=True it does not
+    assert_close(default(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))[0].transpose(0, 1), right_x)
+
+
+def test_batch_first_page_example_outputs_differ():
+    ns = run_script("batch_first.py")
+    assert tuple(ns["weights"].shape) == (ns["L"], ns["B"], ns["B"])
+    assert not torch.allclose(ns["out"], ns["out_fixed"])
+
+
+def test_split_heads_figure_shows_the_numbers_and_their_tokens():
+    from snippets.figures import load_all, render, run_example
+
+    load_all()
+    ns = run_example("shapes/view_and_reshape.py")
+    drawn = render("split-heads", "zh").decode("utf-8")
+    for v in ns["x"].flatten().tolist():
+        assert f">{v}<" in drawn
+    assert "词0" in drawn and "token 0" in render("split-heads", "en").decode("utf-8")
