@@ -1,7 +1,14 @@
 """Fixtures shared by the unit tests."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -15,3 +22,20 @@ def device(request):
 @pytest.fixture(params=[torch.float32, torch.float64], ids=["float32", "float64"])
 def dtype(request):
     return request.param
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The site built with `mkdocs build --strict`, as CI and Pages build it."""
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING" not in result.stderr, result.stderr
+    return out

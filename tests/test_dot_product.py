@@ -1,4 +1,4 @@
-"""Chapter 1 (docs/dot-product.md): snippets/dot_product/*, checked against PyTorch."""
+"""Chapter 1 (docs/dot-product.{zh,en}.md): snippets/dot_product/*, checked against PyTorch."""
 
 import runpy
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""FAQ (docs/faq.md): page structure, and every claim its code blocks make, checked against PyTorch."""
+"""FAQ (docs/faq.{zh,en}.md): page structure, and every claim its code blocks make, checked against PyTorch."""
 
 import contextlib
 import functools
@@ -16,7 +16,7 @@ from torch.testing import assert_close
 from torch.utils.flop_counter import FlopCounterMode
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = ROOT / "docs" / "faq.md"
+PAGE = ROOT / "docs" / "faq.zh.md"
 SNIPPETS = ROOT / "snippets" / "faq"
 
 
@@ -59,11 +59,14 @@ def test_question_anchors_render_as_q1_to_q20_in_order():
     assert re.findall(r'<h3 id="(q\d+)"', html) == [f"q{n}" for n in range(1, 21)]
 
 
-def test_page_starts_with_abstract_and_ends_with_summary():
-    text = PAGE.read_text(encoding="utf-8")
-    assert '!!! abstract "学完本章，你可以"' in text
+@pytest.mark.parametrize(
+    "lang, abstract, summary", [("zh", "读完本页，你可以", "小结"), ("en", "After this page you can", "Summary")]
+)
+def test_page_starts_with_abstract_and_ends_with_summary(lang, abstract, summary):
+    text = PAGE.with_name(f"faq.{lang}.md").read_text(encoding="utf-8")
+    assert f'!!! abstract "{abstract}"' in text
     headings = re.findall(r"^## (.+)$", text, re.M)
-    assert headings[-1] == "小结"
+    assert headings[-1] == summary
 
 
 def test_every_faq_snippet_and_figure_is_used_on_the_page():
@@ -71,7 +74,7 @@ def test_every_faq_snippet_and_figure_is_used_on_the_page():
     for path in sorted(SNIPPETS.glob("q*.py")):
         assert f'"snippets/faq/{path.name}:' in text, f"{path.name} is not shown on the page"
     for name in ["faq-scaling-variance", "faq-heads-table3", "faq-attention-cost", "faq-score-memory"]:
-        assert f"](figures/zh/{name}.svg)" in text
+        assert f"](figures/{name}.svg)" in text
 
 
 # --- Q1-Q5: concepts -------------------------------------------------------

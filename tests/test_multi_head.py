@@ -1,4 +1,4 @@
-"""Chapter 4 (docs/multi-head.md): snippets/multi_head/*, checked against PyTorch."""
+"""Chapter 4 (docs/multi-head.{zh,en}.md): snippets/multi_head/*, checked against PyTorch."""
 
 import runpy
 from pathlib import Path
@@ -282,7 +282,7 @@ def test_bad_input_raises_error_naming_the_shapes(call, error, message):
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize("page", ["multi-head.md", "shapes.md"])
+@pytest.mark.parametrize("page", ["multi-head.zh.md", "shapes.zh.md", "multi-head.en.md", "shapes.en.md"])
 def test_reader_blocks_never_import_snippets(page):
     for block in read_blocks(DOCS / page):
         assert "snippets" not in block.code, block.code

@@ -1,4 +1,4 @@
-"""Chapter 2 (docs/qkv.md): snippets/qkv/*, checked against PyTorch."""
+"""Chapter 2 (docs/qkv.{zh,en}.md): snippets/qkv/*, checked against PyTorch."""
 
 import math
 import runpy

@@ -1,4 +1,4 @@
-"""Chapter 3 (docs/scaled-dot-product.md): snippets/scaled_dot_product/*, checked against PyTorch."""
+"""Chapter 3 (docs/scaled-dot-product.{zh,en}.md): snippets/scaled_dot_product/*, checked against PyTorch."""
 
 import math
 import runpy

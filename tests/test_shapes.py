@@ -1,4 +1,4 @@
-"""Chapter 5 (docs/shapes.md): the shape table and the common shape bugs, checked with PyTorch."""
+"""Chapter 5 (docs/shapes.{zh,en}.md): the shape table and the common shape bugs, checked with PyTorch."""
 
 import runpy
 from pathlib import Path
@@ -68,7 +68,7 @@ def test_single_head_keeps_a_head_dimension_of_size_one(table):
 
 
 def test_page_shows_chapter_4_module_before_the_table():
-    blocks = read_blocks(DOCS / "shapes.md")
+    blocks = read_blocks(DOCS / "shapes.zh.md")
     assert "class MultiHeadAttention" in blocks[0].code and not blocks[0].continues
     assert blocks[1].continues and "trace" in blocks[1].code
     for block in blocks:

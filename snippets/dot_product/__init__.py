@@ -1,1 +1,1 @@
-"""Chapter 1: from the dot product to a weighted sum (docs/dot-product.md)."""
+"""Chapter 1: from dot products to a weighted sum (docs/dot-product.*.md)."""

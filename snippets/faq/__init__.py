@@ -1,1 +1,1 @@
-"""FAQ (docs/faq.md): one small script per question that has code."""
+"""FAQ (docs/faq.{zh,en}.md): one small script per question that has code."""

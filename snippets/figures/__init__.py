@@ -52,7 +52,7 @@ FIGURES: dict[str, Figure] = {}
 
 
 def figure(name: str, example: str) -> Callable[[Draw], Draw]:
-    """Register ``draw`` as ``figures/<lang>/<name>.svg``, drawn from ``example``."""
+    """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``."""
 
     def register(draw: Draw) -> Draw:
         if name in FIGURES:
@@ -65,11 +65,20 @@ def figure(name: str, example: str) -> Callable[[Draw], Draw]:
     return register
 
 
-@functools.cache
 def run_example(example: str) -> dict:
-    """Run snippets/<example> as a script (output discarded); return its variables."""
+    """Run snippets/<example> as a script (output discarded); return its variables.
+
+    Cached until the file changes: both languages' figures share one run, and
+    ``mkdocs serve`` reruns an example after it is edited.
+    """
+    path = SNIPPETS / example
+    return _run_script(str(path), path.stat().st_mtime_ns)
+
+
+@functools.cache
+def _run_script(path: str, mtime_ns: int) -> dict:
     with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(SNIPPETS / example), run_name="__main__")
+        return runpy.run_path(path, run_name="__main__")
 
 
 @functools.cache

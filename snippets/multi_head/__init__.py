@@ -1,1 +1,1 @@
-"""Chapter 4: multi-head attention (docs/multi-head.md)."""
+"""Chapter 4: multi-head attention (docs/multi-head.{zh,en}.md)."""

@@ -1,1 +1,1 @@
-"""Chapter 3: scaled dot-product attention (docs/scaled-dot-product.md)."""
+"""Chapter 3: scaled dot-product attention (docs/scaled-dot-product.*.md)."""

@@ -1,1 +1,1 @@
-"""Chapter 5: shape cheat sheet and common shape bugs (docs/shapes.md)."""
+"""Chapter 5: shape cheat sheet and common shape bugs (docs/shapes.*.md)."""

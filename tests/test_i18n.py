@@ -1,0 +1,160 @@
+"""The two editions stay in step: same pages, same code, same figures, same anchors, same terms."""
+
+import json
+import re
+
+import pytest
+import yaml
+
+from tests.page_blocks import DOCS, ROOT
+
+LANGS = ["zh", "en"]
+
+
+def names(lang):
+    return sorted(p.name.split(".")[0] for p in DOCS.glob(f"*.{lang}.md"))
+
+
+def text(name, lang):
+    return (DOCS / f"{name}.{lang}.md").read_text(encoding="utf-8")
+
+
+def test_every_page_exists_in_both_languages():
+    assert names("zh") == names("en")
+    stray = [p.name for p in DOCS.rglob("*.md") if not re.search(r"\.(zh|en)\.md$", p.name)]
+    assert stray == [], "every page is <name>.zh.md or <name>.en.md"
+
+
+PAGES = names("zh")
+
+
+def includes(md):
+    return re.findall(r'^\s*--8<--\s+"([^"]+)"', md, re.M)
+
+
+def figures(md):
+    return re.findall(r"\]\((figures/[^)]+\.svg)\)", md)
+
+
+def markers(md):
+    return re.findall(r"<!--\s*(pytest[^>]*?)\s*-->", md)
+
+
+def explicit_anchors(md):
+    return re.findall(r"\{#([\w-]+)\}", md)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_both_editions_include_the_same_snippet_sections_in_the_same_order(name):
+    assert includes(text(name, "zh")) == includes(text(name, "en"))
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_both_editions_show_the_same_figures_in_the_same_order(name):
+    assert figures(text(name, "zh")) == figures(text(name, "en"))
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_both_editions_mark_the_same_continuations_and_outputs(name):
+    assert markers(text(name, "zh")) == markers(text(name, "en"))
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_both_editions_have_the_same_explicit_anchors(name):
+    assert explicit_anchors(text(name, "zh")) == explicit_anchors(text(name, "en"))
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_figure_has_alt_text_and_a_caption_in_both_editions(name):
+    for lang in LANGS:
+        md = text(name, lang)
+        for match in re.finditer(r"!\[([^\]]*)\]\(figures/[^)]+\)\n(.*)", md):
+            assert match.group(1).strip(), f"{name}.{lang}.md: a figure has no alt text"
+            assert match.group(2).strip() == "/// caption", f"{name}.{lang}.md: {match.group(0)[:60]}"
+
+
+def test_links_to_anchors_point_at_anchors_of_the_same_language():
+    # a link like faq.md#q8 must work in both editions: the anchor ids are shared (explicit {#...})
+    for name in PAGES:
+        for lang in LANGS:
+            for target, anchor in re.findall(r"\]\(([\w-]+)\.md#([^)]+)\)", text(name, lang)):
+                ids = explicit_anchors(text(target, lang))
+                if anchor.startswith("q") and anchor[1:].isdigit():
+                    assert anchor in ids, f"{name}.{lang}.md links to {target}.md#{anchor}"
+
+
+def nav_titles():
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    nav = [next(iter(item.items())) for item in config["nav"]]
+    english = next(lang for lang in config["plugins"][1]["i18n"]["languages"] if lang["locale"] == "en")
+    return nav, english["nav_translations"]
+
+
+def test_every_nav_title_is_translated_and_every_page_is_in_the_nav():
+    nav, translations = nav_titles()
+    assert {title for title, _ in nav} == set(translations)
+    assert sorted(path.removesuffix(".md") for _, path in nav) == PAGES
+
+
+# --- terms -----------------------------------------------------------------
+
+
+def glossary():
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| [^|]+ \|$", text("glossary", "zh"), re.M)
+    return [(zh, en) for zh, en in rows if zh not in {"中文", "---"}]
+
+
+def test_glossary_lists_the_same_terms_in_both_editions():
+    en_rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| [^|]+ \|$", text("glossary", "en"), re.M)
+    assert glossary() == [(zh, en) for zh, en in en_rows if zh not in {"中文", "---"}]
+    assert len(glossary()) >= 20
+
+
+@pytest.mark.parametrize("name", [n for n in PAGES if n != "glossary"])
+def test_pages_use_the_glossary_terms_in_both_editions(name):
+    zh, en = text(name, "zh"), text(name, "en").lower()
+
+    def uses(term):  # 点积 inside 缩放点积注意力 is the longer term, not this one
+        longer = [z for z, _ in glossary() if term in z and z != term]
+        return term in re.sub("|".join(map(re.escape, longer)) or "$^", "", zh)
+
+    def stem(term):  # "concatenate" also counts as "concatenating", "scale" as "scaled"
+        return term.lower().removesuffix("e")
+
+    missing = [f"{z} → {e}" for z, e in glossary() if uses(z) and stem(e) not in en]
+    assert missing == [], f"{name}.en.md lacks the English terms for: {missing}"
+
+
+# --- search ----------------------------------------------------------------
+
+
+def search_index(site, lang):
+    path = site / ("" if lang == "zh" else lang) / "search" / "search_index.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_each_language_has_its_own_search_index(site):
+    zh, en = search_index(site, "zh"), search_index(site, "en")
+    zh_pages = {d["location"].split("#")[0] for d in zh["docs"]}
+    en_pages = {d["location"].split("#")[0] for d in en["docs"]}
+    assert zh_pages == en_pages  # same pages, each index relative to its own edition
+    assert all(re.search(r"[\u4e00-\u9fff]", d["title"] + d["text"]) for d in zh["docs"] if d["location"] == "")
+    assert not any(re.search(r"[\u4e00-\u9fff]{4,}", d["title"]) for d in en["docs"])
+
+
+def test_chinese_search_index_is_segmented_into_words(site):
+    text = " ".join(d["text"] for d in search_index(site, "zh")["docs"])
+    for word in ["注意力", "缩放", "多头", "掩码"]:
+        assert f"\u200b{word}\u200b" in text, f"{word} is not a separate word in the index"
+
+
+# --- 404 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path, lang, title", [("404.html", "zh", "页面不存在"), ("en/404.html", "en", "page not found")]
+)
+def test_each_language_has_its_own_404_page(site, path, lang, title):
+    html = (site / path).read_text(encoding="utf-8")
+    assert f'<html lang="{lang}"' in html
+    assert title in html
