@@ -1,6 +1,6 @@
 # Two entry points for a fresh clone (see README.md):
 #   make serve   build the site and serve it at http://127.0.0.1:8000
-#   make test    run every test: unit tests, every page block, the strict build, workflow lint
+#   make test    run every test: page blocks, unit tests, strict build, both editions, browser, linters
 VENV := .venv
 BIN := $(VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
@@ -13,12 +13,17 @@ serve: $(VENV)/.installed
 build: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed node_modules/.installed
+	bash .ci/system-packages chromium
 	$(BIN)/python -m pytest
 
 $(VENV)/.installed: requirements.txt .ci/system-packages
-	bash .ci/system-packages
+	bash .ci/system-packages fonts-noto-cjk
 	python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
 	touch $@

@@ -1,0 +1,233 @@
+"""Every page of both languages in headless Chromium, with the network cut off at the site's origin.
+
+Needs Debian's chromium (/usr/bin/chromium, or $CHROMIUM) and axe-core from npm (node_modules/, see
+package.json); .ci/run installs both.
+"""
+
+import gzip
+import http.server
+import os
+import threading
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.conftest import ROOT
+
+playwright = pytest.importorskip("playwright.sync_api")
+
+# the test server's sockets may be dropped by the browser mid-response
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+BUDGET = 400 * 1024  # first-load transfer per page, gzip, search index excluded
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def origin(site):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set CHROMIUM)")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+        )
+        yield browser
+        browser.close()
+
+
+def page_urls(site) -> list[str]:
+    """Every page of both editions, and both 404 pages."""
+    urls = [f"/{p.relative_to(site).as_posix()}" for p in site.rglob("404.html")]
+    for index in site.rglob("index.html"):
+        rel = index.parent.relative_to(site).as_posix()
+        urls.append("/" if rel == "." else f"/{rel}/")
+    return sorted(urls)
+
+
+class Visit:
+    """One page load: what the browser requested, what failed, what it logged."""
+
+    def __init__(self, context, origin):
+        self.origin = origin
+        self.blocked, self.failed, self.console, self.errors, self.bodies = [], [], [], [], {}
+        context.route("**/*", self.route)
+        self.page = context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.console.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} {r.failure}"))
+        self.page.on("response", self.response)
+
+    def route(self, route):
+        if route.request.url.startswith(self.origin):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def response(self, response):
+        if response.status >= 400:
+            self.failed.append(f"{response.url} {response.status}")
+        elif response.url.startswith(self.origin):
+            try:
+                self.bodies[response.url] = response.body()
+            except Exception:  # redirects and aborted loads have no body
+                pass
+
+    def transfer(self) -> int:
+        """gzip bytes of everything the first load fetched, search index excluded."""
+        return sum(
+            len(gzip.compress(body, 6))
+            for url, body in self.bodies.items()
+            if "search_index.json" not in urlparse(url).path
+        )
+
+
+@pytest.fixture(scope="session")
+def visits(site, origin, browser):
+    """Load every page once; the tests below read what each load saw."""
+    results = {}
+    for path in page_urls(site):
+        context = browser.new_context()
+        visit = Visit(context, origin)
+        visit.page.goto(origin + path, wait_until="networkidle")
+        visit.images = visit.page.eval_on_selector_all(
+            "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+        )
+        visit.page.add_script_tag(path=str(AXE))
+        report = visit.page.evaluate(
+            "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"
+        )
+        visit.violations = [
+            f"{v['id']}: {v['help']} ({len(v['nodes'])}× e.g. {v['nodes'][0]['target']})" for v in report["violations"]
+        ]
+        results[path] = visit
+        context.close()
+    return results
+
+
+def test_every_page_was_opened(site, visits):
+    assert len(visits) == len(page_urls(site)) > 0
+
+
+def test_no_request_leaves_the_origin(visits):
+    assert {p: v.blocked for p, v in visits.items() if v.blocked} == {}
+
+
+def test_no_local_request_fails(visits):
+    assert {p: v.failed for p, v in visits.items() if v.failed} == {}
+
+
+def test_no_console_or_page_errors(visits):
+    assert {p: v.console + v.errors for p, v in visits.items() if v.console or v.errors} == {}
+
+
+def test_every_image_loads(visits):
+    assert {p: v.images for p, v in visits.items() if v.images} == {}
+
+
+def test_no_wcag_a_or_aa_violations(visits):
+    assert {p: v.violations for p, v in visits.items() if v.violations} == {}
+
+
+def test_first_load_transfer_is_within_budget(visits):
+    sizes = {p: v.transfer() for p, v in visits.items()}
+    heaviest = max(sizes, key=sizes.get)
+    print(f"heaviest page: {heaviest} {sizes[heaviest] / 1024:.1f} KB gzip")
+    assert {p: s for p, s in sizes.items() if s > BUDGET} == {}
+
+
+@pytest.fixture
+def page(browser, origin):
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
+    visit = Visit(context, origin)
+    yield visit.page
+    assert visit.blocked == [] and visit.failed == [] and visit.errors == []
+    context.close()
+
+
+def test_copy_button_copies_the_code_the_reader_sees(page, origin):
+    from tests.page_blocks import DOCS, read_blocks
+
+    page.goto(origin + "/dot-product/", wait_until="networkidle")
+    first = page.locator(".highlight").first
+    first.hover()
+    first.locator('button[data-md-type="copy"]').click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    expected = read_blocks(DOCS / "dot-product.zh.md")[0].code
+    assert copied.strip() == expected.strip()
+
+
+@pytest.mark.parametrize(
+    "start, lang, target",
+    [("/dot-product/", "en", "/en/dot-product/"), ("/en/faq/", "zh", "/faq/")],
+)
+def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, target):
+    page.goto(origin + start, wait_until="networkidle")
+    link = page.locator(f'a.md-select__link[hreflang="{lang}"]')
+    with page.expect_navigation():
+        link.evaluate("a => a.click()")  # the menu opens on hover; the link is what matters
+    assert urlparse(page.url).path == target
+    assert page.locator("html").get_attribute("lang") == lang
+
+
+# the first result must be one of these; "attention" is the whole site's subject, so the home page and the
+# chapter on the attention formula both rank sensibly first
+SEARCHES = [
+    ("/", "注意力", {"/", "/scaled-dot-product/"}),
+    ("/", "缩放", {"/scaled-dot-product/"}),
+    ("/", "多头", {"/multi-head/"}),
+    ("/en/", "attention", {"/en/", "/en/scaled-dot-product/"}),
+    ("/en/", "scale", {"/en/scaled-dot-product/"}),
+    ("/en/", "multi-head", {"/en/multi-head/"}),
+]
+
+
+@pytest.mark.parametrize("start, query, expected", SEARCHES)
+def test_search_box_finds_pages(page, origin, start, query, expected):
+    page.goto(origin + start, wait_until="networkidle")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    box = page.locator("input.md-search__input")
+    box.fill(query)
+    box.press("End")  # Material searches on keyup
+    page.locator(".md-search-result__item a").first.wait_for(timeout=10_000)
+    ranked = [
+        urlparse(href).path
+        for href in page.eval_on_selector_all(".md-search-result__item > a", "links => links.map(a => a.href)")
+    ]
+    print(f"search {query!r}: {ranked[:5]}")
+    assert ranked[0] in expected
+    lang_root = "/en/" if start.startswith("/en/") else "/"
+    assert all(p.startswith("/en/") == (lang_root == "/en/") for p in ranked), "results from the other edition"
+
+
+def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
+    page.goto(origin + "/dot-product/", wait_until="networkidle")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.classList.contains('md-skip')")
+    page.keyboard.press("Enter")
+    assert urlparse(page.url).fragment
+    focused_in_content = page.evaluate(
+        "(() => { const id = decodeURIComponent(location.hash.slice(1));"
+        " const el = document.getElementById(id); return !!el && !!el.closest('.md-content'); })()"
+    )
+    assert focused_in_content
