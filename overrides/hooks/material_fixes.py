@@ -1,4 +1,4 @@
-"""MkDocs hook: small fixes for Material + mkdocs-static-i18n.
+"""MkDocs hook: small fixes for Material for MkDocs, most of them for mkdocs-static-i18n.
 
 1. Material writes ``<link rel="alternate" hreflang>`` into ``<head>`` and its
    JavaScript fetches ``sitemap.xml`` relative to each of them. The i18n plugin
@@ -10,7 +10,8 @@
    the build the index is split by language: ``search/search_index.json`` for
    Chinese, ``en/search/search_index.json`` for English, and English pages look
    for theirs under ``en/``.
-3. A 404 page per language. Every language pass renders the theme's 404.html
+3. The search dialog gets an accessible name in the page's language.
+4. A 404 page per language. Every language pass renders the theme's 404.html
    to the site root, so the last pass (English) replaced the Chinese one.
    The Chinese page is kept at ``404.html``; the English one goes to
    ``en/404.html``.
@@ -38,7 +39,14 @@ def _drop_head_alternates(output):
     return HEAD_ALTERNATE.sub("", head) + sep + body
 
 
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+SEARCH_LABEL = {"zh": "搜索", "en": "Search"}
+
+
 def on_post_page(output, page, config):
+    # the search dialog needs an accessible name (Lighthouse: aria-dialog-name)
+    label = SEARCH_LABEL.get(config.theme["language"], "Search")
+    output = output.replace(SEARCH_DIALOG, SEARCH_DIALOG[:-1] + f' aria-label="{label}">', 1)
     head, sep, body = _drop_head_alternates(output).partition("</head>")
     lang = config.plugins["i18n"].current_language if "i18n" in config.plugins else None
     if lang in _other_languages(config):
