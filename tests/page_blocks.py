@@ -109,8 +109,11 @@ def chain_of(blocks: list[PageBlock], index: int) -> list[PageBlock]:
     return blocks[start:index]
 
 
+GENERATED = DOCS / "notebooks"  # written at build time from the pages themselves
+
+
 def pages() -> list[Path]:
-    return sorted(DOCS.rglob("*.md"))
+    return sorted(p for p in DOCS.rglob("*.md") if GENERATED not in p.parents)
 
 
 # --- running blocks --------------------------------------------------------
@@ -229,7 +232,7 @@ class BlockItem(pytest.Item):
 
 
 def pytest_collect_file(file_path: Path, parent):
-    if file_path.suffix == ".md" and DOCS in file_path.parents:
+    if file_path.suffix == ".md" and DOCS in file_path.parents and GENERATED not in file_path.parents:
         return MarkdownPage.from_parent(parent, path=file_path)
 
 

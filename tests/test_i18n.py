@@ -83,17 +83,28 @@ def test_links_to_anchors_point_at_anchors_of_the_same_language():
                     assert anchor in ids, f"{name}.{lang}.md links to {target}.md#{anchor}"
 
 
-def nav_titles():
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
-    nav = [next(iter(item.items())) for item in config["nav"]]
-    english = next(lang for lang in config["plugins"][1]["i18n"]["languages"] if lang["locale"] == "en")
-    return nav, english["nav_translations"]
+def nav_entries(items):
+    """(title, path or None) for every entry of the nav, sections included."""
+    for item in items:
+        title, value = next(iter(item.items()))
+        if isinstance(value, list):
+            yield title, None
+            yield from nav_entries(value)
+        else:
+            yield title, value
 
 
 def test_every_nav_title_is_translated_and_every_page_is_in_the_nav():
-    nav, translations = nav_titles()
-    assert {title for title, _ in nav} == set(translations)
-    assert sorted(path.removesuffix(".md") for _, path in nav) == PAGES
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    i18n = next(p["i18n"] for p in config["plugins"] if isinstance(p, dict) and "i18n" in p)
+    english = next(lang for lang in i18n["languages"] if lang["locale"] == "en")
+    entries = list(nav_entries(config["nav"]))
+    assert {title for title, _ in entries} == set(english["nav_translations"])
+    paths = [path.removesuffix(".md") for _, path in entries if path]
+    assert sorted(p for p in paths if not p.startswith("notebooks/")) == PAGES
+    from snippets.notebooks import CHAPTERS
+
+    assert [p for p in paths if p.startswith("notebooks/")] == [f"notebooks/{c}" for c in CHAPTERS]
 
 
 # --- terms -----------------------------------------------------------------

@@ -10,6 +10,7 @@
    the build the index is split by language: ``search/search_index.json`` for
    Chinese, ``en/search/search_index.json`` for English, and English pages look
    for theirs under ``en/``.
+   Notebook pages, which repeat their chapter's text, are left out of search.
 3. The search dialog gets an accessible name in the page's language.
 4. A 404 page per language. Every language pass renders the theme's 404.html
    to the site root, so the last pass (English) replaced the Chinese one.
@@ -79,6 +80,8 @@ def on_post_build(config):
     if not index_path.exists():
         return
     index = json.loads(index_path.read_text(encoding="utf-8"))
+    # notebook pages repeat their chapter's text: search lists the chapter, not its copy
+    index["docs"] = [d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"])]
     for lang in _other_languages(config):
         prefix = f"{lang}/"
         mine = [

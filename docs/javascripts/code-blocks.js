@@ -15,3 +15,9 @@ document$.subscribe(() => document.querySelectorAll(".md-typeset .highlight > pr
   nav.append(button);
   pre.insertBefore(nav, code);
 }));
+
+// Notebook pages: code and output areas that scroll sideways must be reachable with the keyboard.
+document$.subscribe(() => {
+  const areas = [...document.querySelectorAll(".jp-Notebook .highlight-ipynb, .jp-OutputArea-output pre")];
+  areas.filter((el) => el.scrollWidth > el.clientWidth).forEach((el) => el.setAttribute("tabindex", "0"));
+});
