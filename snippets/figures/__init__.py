@@ -134,13 +134,13 @@ def heatmap(
     vmin=None,
     vmax=None,
 ):
-    """Annotated heatmap of a 2-D array; text switches to white on dark cells."""
+    """Annotated heatmap of a 2-D array; each label is white or black by its cell's brightness."""
     values = [[float(v) for v in row] for row in values]
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
-    lo, hi = image.get_clim()
     for i, row in enumerate(values):
         for j, v in enumerate(row):
-            dark = (v - lo) / ((hi - lo) or 1.0) > 0.6
+            r, g, b, _ = image.cmap(image.norm(v))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
             ax.text(
                 j,
                 i,
@@ -155,6 +155,30 @@ def heatmap(
     for spine in ax.spines.values():
         spine.set_visible(False)
     return image
+
+
+def weighted_rows(
+    weights, rows, out, row_names, col_labels, *, times, result, title, note, diverging=False, figsize=(6.4, 3.6)
+):
+    """out = Σⱼ weights[j] · rows[j], drawn as the weighted rows above the row they add up to.
+
+    ``times`` formats a row label from (weight, name); one colour scale covers all cells, centred on 0 when
+    ``diverging`` (values of both signs).
+    """
+    parts = weights[:, None] * rows  # row j: weights[j] * rows[j]
+    lo = min(float(parts.min()), float(out.min()))
+    hi = max(float(parts.max()), float(out.max()))
+    scale = {"cmap": "RdBu_r", "vmin": -max(-lo, hi), "vmax": max(-lo, hi)} if diverging else {"vmin": lo, "vmax": hi}
+    fig, (ax_p, ax_o) = plt.subplots(
+        2, 1, figsize=figsize, height_ratios=[len(row_names), 1], gridspec_kw={"hspace": 0.15}
+    )
+    labels = [times.format(float(w), name) for w, name in zip(weights, row_names, strict=True)]
+    heatmap(ax_p, parts, labels, col_labels, fmt="{:.3f}", **scale)
+    ax_p.xaxis.tick_top()
+    ax_p.set_title(title)
+    heatmap(ax_o, out[None, :], [result], [""] * len(col_labels), fmt="{:.3f}", **scale)
+    ax_o.set_xlabel(note)
+    return fig
 
 
 def load_all() -> dict[str, Figure]:

@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure, heatmap
+from snippets.figures import figure, heatmap, weighted_rows
 
 EXAMPLE = "dot_product/self_similarity.py"
 
@@ -83,41 +83,16 @@ def softmax_weights(ns, lang):
 
 @figure("weighted-sum", EXAMPLE)
 def weighted_sum(ns, lang):
-    t = TEXT[lang]
+    t, tokens = TEXT[lang], _labels(ns, lang)
     X, A, Z = ns["X"].cpu(), ns["A"].cpu(), ns["Z"].cpu()
-    tokens = _labels(ns, lang)
-    i = 0
-    parts = A[i, :, None] * X  # row j: A[i, j] * X[j]
-    lo, hi = (
-        min(float(parts.min()), float(Z.min())),
-        max(float(parts.max()), float(Z.max())),
+    return weighted_rows(
+        A[0],
+        X,
+        Z[0],
+        tokens,
+        [t["feature"].format(k + 1) for k in range(X.shape[1])],
+        times=t["times"],
+        result=t["result"].format(tokens[0]),
+        title=t["ws_title"].format(tokens[0]),
+        note=t["ws_note"],
     )
-    features = [t["feature"].format(k + 1) for k in range(X.shape[1])]
-    fig, (ax_p, ax_z) = plt.subplots(
-        2,
-        1,
-        figsize=(6.4, 3.6),
-        height_ratios=[len(tokens), 1],
-        gridspec_kw={"hspace": 0.15},
-    )
-    heatmap(
-        ax_p,
-        parts,
-        [t["times"].format(float(A[i, j]), tok) for j, tok in enumerate(tokens)],
-        features,
-        fmt="{:.3f}",
-        vmin=lo,
-        vmax=hi,
-    )
-    ax_p.xaxis.tick_top()
-    ax_p.set_title(t["ws_title"].format(tokens[i]))
-    heatmap(
-        ax_z,
-        Z[i : i + 1],
-        [t["result"].format(tokens[i])],
-        [""] * X.shape[1],
-        fmt="{:.3f}",
-        cmap="Purples",
-    )
-    ax_z.set_xlabel(t["ws_note"])
-    return fig

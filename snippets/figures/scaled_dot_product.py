@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure, heatmap
+from snippets.figures import figure, heatmap, weighted_rows
 
 STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"
@@ -95,13 +95,8 @@ def _tokens(words, lang):
 
 
 def _diverging(ax, values, rows, cols, lim, fmt="{:.2f}"):
-    """Heatmap centred on 0; each label is white or black by its cell's brightness."""
-    image = heatmap(ax, values, rows, cols, fmt=fmt, cmap="RdBu_r", vmin=-lim, vmax=lim)
-    flat = [float(v) for row in values for v in row]
-    for text, v in zip(ax.texts[-len(flat) :], flat, strict=True):
-        r, g, b, _ = image.cmap(image.norm(v))
-        text.set_color("white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.5 else "black")
-    return image
+    """Heatmap centred on 0."""
+    return heatmap(ax, values, rows, cols, fmt=fmt, cmap="RdBu_r", vmin=-lim, vmax=lim)
 
 
 def _axis_labels(ax, t):
@@ -191,42 +186,22 @@ def weights_figure(ns, lang):
 
 @figure("sdpa-output", STEPS)
 def output_figure(ns, lang):
-    t = TEXT[lang]
+    t, tokens = TEXT[lang], _tokens(ns["tokens"], lang)
     W, V, out = ns["weights"].cpu(), ns["V"].cpu(), ns["output"].cpu()
-    tokens = _tokens(ns["tokens"], lang)
     i = 1
-    parts = W[i, :, None] * V  # row j: weights[i, j] * V[j]
-    lo = min(float(parts.min()), float(out[i].min()))
-    hi = max(float(parts.max()), float(out[i].max()))
-    lim = max(-lo, hi)
-    dims = [t["dim"].format(c + 1) for c in range(V.shape[1])]
-    fig, (ax_p, ax_o) = plt.subplots(
-        2,
-        1,
+    return weighted_rows(
+        W[i],
+        V,
+        out[i],
+        tokens,
+        [t["dim"].format(c + 1) for c in range(V.shape[1])],
+        times=t["times"],
+        result=t["result"].format(tokens[i]),
+        title=t["out_title"].format(tokens[i]),
+        note=t["out_note"],
+        diverging=True,
         figsize=(6.8, 4.0),
-        height_ratios=[len(tokens), 1],
-        gridspec_kw={"hspace": 0.15},
     )
-    _diverging(
-        ax_p,
-        parts,
-        [t["times"].format(float(W[i, j]), tok) for j, tok in enumerate(tokens)],
-        dims,
-        lim,
-        fmt="{:.3f}",
-    )
-    ax_p.xaxis.tick_top()
-    ax_p.set_title(t["out_title"].format(tokens[i]))
-    _diverging(
-        ax_o,
-        out[i : i + 1],
-        [t["result"].format(tokens[i])],
-        [""] * V.shape[1],
-        lim,
-        fmt="{:.3f}",
-    )
-    ax_o.set_xlabel(t["out_note"])
-    return fig
 
 
 @figure("sdpa-variance", WHY_SCALE)
