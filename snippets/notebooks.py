@@ -101,6 +101,26 @@ def chapter_notebook(
     return notebook
 
 
+def embed_figures(notebook, lang: str):
+    """Figures as cell attachments, so the downloaded notebook shows them without the site."""
+    from snippets.figures import load_all, render
+
+    load_all()
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for name in re.findall(
+            r"\]\(\.\./\.\./figures/([\w-]+)\.svg\)", cell.source
+        ):
+            cell.source = cell.source.replace(
+                f"](../../figures/{name}.svg)", f"](attachment:{name}.svg)"
+            )
+            cell.setdefault("attachments", {})[f"{name}.svg"] = {
+                "image/svg+xml": render(name, lang).decode()
+            }
+    return notebook
+
+
 def write_if_changed(path, content: str) -> bool:
     """Write only when the content changed, so `mkdocs serve` does not rebuild forever."""
     if path.exists() and path.read_text(encoding="utf-8") == content:
@@ -124,8 +144,16 @@ def write_notebooks(
                 lang,
                 snippet_settings,
             )
-            for ext, fmt in [("md", "md"), ("ipynb", "ipynb")]:
+            pages = {
+                "md": jupytext.writes(
+                    notebook, fmt="md"
+                ),  # rendered on the site, figures linked
+                "ipynb": jupytext.writes(
+                    embed_figures(notebook, lang), fmt="ipynb"
+                ),  # the download
+            }
+            for ext, content in pages.items():
                 path = docs_dir / "notebooks" / f"{chapter}.{lang}.{ext}"
-                if write_if_changed(path, jupytext.writes(notebook, fmt=fmt)):
+                if write_if_changed(path, content):
                     written.append(path)
     return written

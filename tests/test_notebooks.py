@@ -2,6 +2,7 @@
 
 import html
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -59,6 +60,14 @@ def test_notebook_page_links_its_download(site, chapter, lang):
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
     assert f'href="../{chapter}.ipynb"' in page
     nbformat.validate(nbformat.read(edition(site, lang) / "notebooks" / f"{chapter}.ipynb", as_version=4))
+
+
+@pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
+def test_downloaded_notebook_carries_the_chapters_figures(site, chapter, lang):
+    notebook = nbformat.read(edition(site, lang) / "notebooks" / f"{chapter}.ipynb", as_version=4)
+    attached = [name for cell in notebook.cells for name in cell.get("attachments", {})]
+    shown = re.findall(r"\]\(figures/([\w-]+\.svg)\)", page_text(chapter, lang))
+    assert attached == shown and shown
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)

@@ -114,7 +114,13 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
 
 
 def render(name: str, lang: str) -> bytes:
-    """SVG bytes of figure ``name`` with labels in ``lang``."""
+    """SVG bytes of figure ``name`` with labels in ``lang`` (cached until its example changes)."""
+    example = SNIPPETS / FIGURES[name].example
+    return _render(name, lang, example.stat().st_mtime_ns)
+
+
+@functools.cache
+def _render(name: str, lang: str, mtime_ns: int) -> bytes:
     setup_fonts()
     spec = FIGURES[name]
     values = run_example(spec.example)
