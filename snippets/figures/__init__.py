@@ -163,6 +163,12 @@ def heatmap(
     return image
 
 
+def row_sums(ax, weights, row_labels, label):
+    """One column holding the sum of each row of ``weights`` (1.000 for softmax weights)."""
+    heatmap(ax, weights.sum(dim=-1, keepdim=True), row_labels, [label], fmt="{:.3f}", cmap="Greys", vmin=0, vmax=4)
+    ax.xaxis.tick_top()
+
+
 def weighted_rows(
     weights, rows, out, row_names, col_labels, *, times, result, title, note, diverging=False, figsize=(6.4, 3.6)
 ):

@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure, heatmap, weighted_rows
+from snippets.figures import figure, heatmap, row_sums, weighted_rows
 
 EXAMPLE = "dot_product/self_similarity.py"
 
@@ -59,23 +59,13 @@ def softmax_weights(ns, lang):
     t = TEXT[lang]
     S, A = ns["S"].cpu(), ns["A"].cpu()
     tokens = _labels(ns, lang)
-    row_sums = A.sum(dim=-1, keepdim=True)
     fig, (ax_s, ax_a, ax_r) = plt.subplots(1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1])
     heatmap(ax_s, S, tokens, tokens)
     ax_s.set_title(t["s_title"].format(*S.shape))
     heatmap(ax_a, A, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
     ax_a.set_title(t["a_title"].format(*A.shape))
-    heatmap(
-        ax_r,
-        row_sums,
-        tokens,
-        [t["row_sum"]],
-        fmt="{:.3f}",
-        cmap="Greys",
-        vmin=0,
-        vmax=4,
-    )
-    for ax in (ax_s, ax_a, ax_r):
+    row_sums(ax_r, A, tokens, t["row_sum"])
+    for ax in (ax_s, ax_a):
         ax.xaxis.tick_top()
     fig.tight_layout()
     return fig

@@ -90,6 +90,21 @@ def _canvas(total_w, total_h, cell):
     return fig, axes
 
 
+def _arrow(fig, ax_from, ax_to, start, end):
+    fig.add_artist(
+        ConnectionPatch(
+            start,
+            end,
+            coordsA=ax_from.transAxes,
+            coordsB=ax_to.transAxes,
+            arrowstyle="-|>",
+            mutation_scale=16,
+            linewidth=1.6,
+            color="0.25",
+        )
+    )
+
+
 @figure("qkv-projections", SELF)
 def qkv_projections(ns, lang):
     t = TEXT[lang]
@@ -123,30 +138,8 @@ def qkv_projections(ns, lang):
         _signed(ax_o, out, _rows(name.lower(), n), fontsize=9)
         ax_o.set_title(t["out_title"].format(name, w_name, *out.shape), fontsize=11)
         # one arrow from X to each W: three parallel branches, not a chain
-        fig.add_artist(
-            ConnectionPatch(
-                (0.5, -0.04),
-                (0.5, 1.0 + 1.2 / d_model),
-                coordsA=ax_x.transAxes,
-                coordsB=ax_w.transAxes,
-                arrowstyle="-|>",
-                mutation_scale=16,
-                linewidth=1.6,
-                color="0.25",
-            )
-        )
-        fig.add_artist(
-            ConnectionPatch(
-                (0.5, -0.02),
-                (0.5, 1.0 + 1.2 / n),
-                coordsA=ax_w.transAxes,
-                coordsB=ax_o.transAxes,
-                arrowstyle="-|>",
-                mutation_scale=16,
-                linewidth=1.6,
-                color="0.25",
-            )
-        )
+        _arrow(fig, ax_x, ax_w, (0.5, -0.04), (0.5, 1.0 + 1.2 / d_model))
+        _arrow(fig, ax_w, ax_o, (0.5, -0.02), (0.5, 1.0 + 1.2 / n))
     fig.text(
         0.5,
         0.8 / total_h,

@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure, heatmap, weighted_rows
+from snippets.figures import figure, heatmap, row_sums, weighted_rows
 
 STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"
@@ -169,17 +169,7 @@ def weights_figure(ns, lang):
     heatmap(ax_w, W, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
     ax_w.set_title(t["weights_title"], pad=34)
     _axis_labels(ax_w, t)
-    heatmap(
-        ax_r,
-        W.sum(dim=-1, keepdim=True),
-        tokens,
-        [t["row_sum"]],
-        fmt="{:.3f}",
-        cmap="Greys",
-        vmin=0,
-        vmax=4,
-    )
-    ax_r.xaxis.tick_top()
+    row_sums(ax_r, W, tokens, t["row_sum"])
     fig.tight_layout()
     return fig
 
