@@ -179,7 +179,11 @@ def test_copy_button_copies_the_code_the_reader_sees(page, origin):
 
 @pytest.mark.parametrize(
     "start, lang, target",
-    [("/dot-product/", "en", "/en/dot-product/"), ("/en/faq/", "zh", "/faq/")],
+    [
+        ("/dot-product/", "en", "/en/dot-product/"),
+        ("/en/faq/", "zh", "/faq/"),
+        ("/notebooks/qkv/", "en", "/en/notebooks/qkv/"),
+    ],
 )
 def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, target):
     page.goto(origin + start, wait_until="networkidle")
