@@ -1,7 +1,10 @@
 """Fixtures shared by the unit tests."""
 
+import contextlib
+import io
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +15,12 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def run_snippet(path: str, stdout=None) -> dict:
+    """Run snippets/<path> as a script and return its variables; what it prints goes to ``stdout``."""
+    with contextlib.redirect_stdout(stdout or io.StringIO()):
+        return runpy.run_path(str(ROOT / "snippets" / path), run_name="__main__")
 
 
 @pytest.fixture(params=DEVICES)

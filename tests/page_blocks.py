@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import markdown
 import pytest
 from pytest_codeblocks import extract_from_buffer
+
+from snippets import notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -58,10 +59,7 @@ def snippet_settings() -> dict:
 
 
 def expand_includes(text: str) -> str:
-    md = markdown.Markdown(
-        extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": snippet_settings()}
-    )
-    return "\n".join(md.preprocessors["snippet"].run(text.split("\n")))
+    return notebooks.expand_includes(text, snippet_settings())
 
 
 def syntax_of(block) -> str:

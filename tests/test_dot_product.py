@@ -1,8 +1,5 @@
 """Chapter 1 (docs/dot-product.{zh,en}.md): snippets/dot_product/*, checked against PyTorch."""
 
-import runpy
-from pathlib import Path
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -14,14 +11,13 @@ from snippets.dot_product.attention_without_parameters import (
     similarity_weights,
     weighted_sum,
 )
-
-SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "dot_product"
+from tests.conftest import run_snippet
 
 
 @pytest.fixture(scope="module")
 def chapter():
     """Variables of the chapter's step-by-step script after it ran."""
-    return runpy.run_path(str(SNIPPETS / "self_similarity.py"), run_name="__main__")
+    return run_snippet("dot_product/self_similarity.py")
 
 
 def test_x_is_n_by_d_not_square(chapter):
@@ -65,7 +61,7 @@ def test_softmax_keeps_the_order_of_scores_in_every_row(chapter):
 
 
 def test_two_vectors_dot_product_and_cosine():
-    ns = runpy.run_path(str(SNIPPETS / "two_vectors.py"), run_name="__main__")
+    ns = run_snippet("dot_product/two_vectors.py")
     cat, dog = ns["cat"], ns["dog"]
     assert_close(torch.dot(cat, dog), (cat * dog).sum())
     assert_close(ns["cos_cat_dog"], F.cosine_similarity(cat, dog, dim=0))

@@ -1,10 +1,8 @@
 """FAQ (docs/faq.{zh,en}.md): page structure, and every claim its code blocks make, checked against PyTorch."""
 
-import contextlib
 import functools
 import io
 import re
-import runpy
 from pathlib import Path
 
 import markdown
@@ -15,6 +13,8 @@ from torch import nn
 from torch.testing import assert_close
 from torch.utils.flop_counter import FlopCounterMode
 
+from tests.conftest import run_snippet
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "faq.zh.md"
 SNIPPETS = ROOT / "snippets" / "faq"
@@ -23,14 +23,12 @@ SNIPPETS = ROOT / "snippets" / "faq"
 @functools.cache
 def script(name):
     """Variables of snippets/faq/<name>.py after it ran as a script (run once per session)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(str(SNIPPETS / f"{name}.py"), run_name="__main__")
+    return run_snippet(f"faq/{name}.py")
 
 
 def printed(name):
     buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        runpy.run_path(str(SNIPPETS / f"{name}.py"), run_name="__main__")
+    run_snippet(f"faq/{name}.py", stdout=buffer)
     return buffer.getvalue()
 
 

@@ -1,8 +1,5 @@
 """Chapter 4 (docs/multi-head.{zh,en}.md): snippets/multi_head/*, checked against PyTorch."""
 
-import runpy
-from pathlib import Path
-
 import pytest
 import torch
 import torch.nn as nn
@@ -10,13 +7,12 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from snippets.multi_head.multi_head_attention import MultiHeadAttention, check_input
+from tests.conftest import run_snippet
 from tests.page_blocks import DOCS, read_blocks
-
-SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "multi_head"
 
 
 def run_script(name):
-    return runpy.run_path(str(SNIPPETS / name), run_name="__main__")
+    return run_snippet(f"multi_head/{name}")
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,6 @@
 """Chapter 2 (docs/qkv.{zh,en}.md): snippets/qkv/*, checked against PyTorch."""
 
 import math
-import runpy
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,20 +10,19 @@ from torch.testing import assert_close
 
 from snippets.figures import load_all, render, run_example
 from snippets.qkv.qkv_projection import QKVProjection, check_sequence
-
-SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "qkv"
+from tests.conftest import run_snippet
 
 
 @pytest.fixture(scope="module")
 def chapter():
     """Variables of the self-attention example (sections 2.1 to 2.4) after it ran."""
-    return runpy.run_path(str(SNIPPETS / "projections.py"), run_name="__main__")
+    return run_snippet("qkv/projections.py")
 
 
 @pytest.fixture(scope="module")
 def cross():
     """Variables of the cross-attention example (section 2.5) after it ran."""
-    return runpy.run_path(str(SNIPPETS / "cross_attention.py"), run_name="__main__")
+    return run_snippet("qkv/cross_attention.py")
 
 
 def by_hand_attention(q, k, v):

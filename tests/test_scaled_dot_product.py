@@ -1,8 +1,6 @@
 """Chapter 3 (docs/scaled-dot-product.{zh,en}.md): snippets/scaled_dot_product/*, checked against PyTorch."""
 
 import math
-import runpy
-from pathlib import Path
 
 import pytest
 import torch
@@ -11,12 +9,11 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from snippets.scaled_dot_product.attention import check_attention_inputs, scaled_dot_product_attention
-
-SNIPPETS = Path(__file__).resolve().parent.parent / "snippets" / "scaled_dot_product"
+from tests.conftest import run_snippet
 
 
 def run_script(name):
-    return runpy.run_path(str(SNIPPETS / name), run_name="__main__")
+    return run_snippet(f"scaled_dot_product/{name}")
 
 
 @pytest.fixture(scope="module")
