@@ -11,18 +11,19 @@ chain. Here every rendered block is its own test; a continuation runs after
 the blocks it continues, in one namespace, and only its own output is
 compared with the output shown under it.
 
-With ``REQUIRE_CUDA=1`` the run fails unless CUDA is available, and every block
-must allocate CUDA memory while it runs (proof that it ran on the GPU), except
-a block that only imports and defines functions or classes.
+With ``REQUIRE_CUDA=1`` the run fails unless CUDA is available, and a block
+fails if any floating-point compute it runs happens off the GPU: the device of
+every ATen operation is recorded (``qkvsite.devices``). Making data, moving it
+and printing it may happen on the CPU.
 """
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import re
 import traceback
+from collections import Counter
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
@@ -31,6 +32,8 @@ from pathlib import Path
 import pytest
 from pytest_codeblocks import extract_from_buffer
 
+from qkvsite import records
+from qkvsite.devices import DeviceLog
 from snippets import notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,39 +142,13 @@ def run_code(block: PageBlock, namespace: dict) -> str:
     return buffer.getvalue()
 
 
-def only_defines(code: str) -> bool:
-    """True for a block that only imports and defines (functions, classes): it runs no work."""
-    definitions = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
-
-    def is_docstring(node):
-        return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-
-    return all(isinstance(node, definitions) or is_docstring(node) for node in ast.parse(code).body)
-
-
-class CudaWork:
-    """Counts CUDA allocations made while the block runs."""
-
-    def __enter__(self):
-        import torch
-
-        torch.cuda.synchronize()
-        self.before = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
-        return self
-
-    def __exit__(self, *exc):
-        import torch
-
-        torch.cuda.synchronize()
-        self.allocations = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - self.before
-        return False
-
-
-def run_block(blocks: list[PageBlock], index: int, namespaces: dict[int, dict]) -> None:
+def run_block(blocks: list[PageBlock], index: int, namespaces: dict[int, dict], accelerator: str | None = None):
     """Run blocks[index] after the blocks it continues; check its output against the page.
 
     ``namespaces`` keeps the namespace of the last block run, so a chain runs
-    each block once when its tests run in order.
+    each block once when its tests run in order. With an ``accelerator``
+    (``"cuda"`` under REQUIRE_CUDA=1), the block fails if any of its own
+    floating-point compute ran on another device (``qkvsite.devices``).
     """
     block = blocks[index]
     namespace = namespaces.pop(index - 1, None) if block.continues else None
@@ -182,11 +159,12 @@ def run_block(blocks: list[PageBlock], index: int, namespaces: dict[int, dict]) 
                 run_code(earlier, namespace)
             except BlockFailed as error:
                 raise BlockFailed(f"the block this one continues failed:\n{error}") from None
-    if require_cuda():
-        with CudaWork() as work:
+    if accelerator:
+        with DeviceLog() as log:
             output = run_code(block, namespace)
-        if work.allocations == 0 and not only_defines(block.code):
-            raise BlockFailed(f"{where(block)}: REQUIRE_CUDA=1 but the block allocated no CUDA memory")
+        if off := log.off(accelerator):
+            ops = ", ".join(f"{op} ({n}×)" for op, n in off.most_common())
+            raise BlockFailed(f"{where(block)}: floating-point compute ran off {accelerator}: {ops}")
     else:
         output = run_code(block, namespace)
     namespaces[index] = namespace
@@ -215,7 +193,7 @@ class BlockItem(pytest.Item):
 
     def runtest(self):
         page: MarkdownPage = self.parent
-        run_block(page.blocks, self.index, page.namespaces)
+        run_block(page.blocks, self.index, page.namespaces, "cuda" if require_cuda() else None)
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, BlockFailed):
@@ -232,6 +210,15 @@ class BlockItem(pytest.Item):
 def pytest_collect_file(file_path: Path, parent):
     if file_path.suffix == ".md" and DOCS in file_path.parents and GENERATED not in file_path.parents:
         return MarkdownPage.from_parent(parent, path=file_path)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--record-dir",
+        default=str(ROOT / ".cache" / "verification"),
+        help="where to write this run's verification record (qkvsite.records); "
+        "verification/records/ holds the committed ones",
+    )
 
 
 def pytest_configure(config):
@@ -254,3 +241,37 @@ def pytest_report_header(config):
         "REQUIRE_CUDA=1: every page block must run on CUDA" if require_cuda() else "examples pick CUDA when available"
     )
     return [f"qkv: device {device}; torch {torch.__version__}; {mode}"]
+
+
+# --- the verification record --------------------------------------------------
+
+
+def pytest_sessionstart(session):
+    session.config._qkv_outcomes = {"page_blocks": Counter(), "tests": Counter()}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    counts = item.config._qkv_outcomes
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        for key in ["tests"] + (["page_blocks"] if isinstance(item, BlockItem) else []):
+            counts[key][report.outcome] += 1
+    return report
+
+
+def pytest_sessionfinish(session, exitstatus):
+    counts = getattr(session.config, "_qkv_outcomes", None)
+    if not counts or not counts["page_blocks"]:
+        return  # no page block ran: nothing to record
+    summary = {key: {o: c[o] for o in ("passed", "failed", "skipped")} for key, c in counts.items()}
+    command = " ".join(session.config.invocation_params.args)
+    rec = records.record(require_cuda=require_cuda(), command=command, **summary)
+    path = records.write(rec, Path(session.config.getoption("record_dir")))
+    session.config._qkv_record = path
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    path = getattr(config, "_qkv_record", None)
+    if path:
+        terminalreporter.write_line(f"qkv: verification record written to {path}")

@@ -3,7 +3,7 @@
 import pytest
 from pymdownx.snippets import SnippetMissingError
 
-from tests.page_blocks import BlockFailed, only_defines, read_blocks, run_block
+from tests.page_blocks import BlockFailed, read_blocks, run_block
 
 INCLUDE = '--8<-- "snippets/dot_product/two_vectors.py:{}"'
 REAL_OUTPUT = "cat · dog = 1.70\ncat · car = 0.18\ncat · cat = 1.65\n"
@@ -95,15 +95,60 @@ def test_non_python_fences_are_not_run(tmp_path):
     assert blocks == []
 
 
-@pytest.mark.parametrize(
-    "code, expected",
-    [
-        ("import torch\n\ndef f(x):\n    return x\n\nclass M:\n    pass", True),
-        ('"""doc"""\nimport torch', True),
-        ("import torch\nx = torch.ones(3)", False),
-        ("def f():\n    pass\nf()", False),
+# --- the GPU rule (REQUIRE_CUDA=1), with the meta device standing in for CUDA --------
+
+SETUP = 'import torch\n\ndevice = "meta"  # stands in for "cuda"\ntorch.manual_seed(0)'
+
+
+def run_on_accelerator(tmp_path, *codes):
+    """Run a chain of blocks (each continuing the one before) under the GPU rule, with meta as the GPU."""
+    parts = [python(codes[0])] + [CONT + "\n" + python(code) for code in codes[1:]]
+    blocks = read_blocks(page(tmp_path, *parts))
+    namespaces = {}
+    for index in range(len(blocks)):
+        run_block(blocks, index, namespaces, accelerator="meta")
+
+
+RULE_PASSES = {
+    "setup": [SETUP],
+    "definitions": [SETUP, "def scores(q, k):\n    return q @ k.transpose(-2, -1)"],
+    "compute on the accelerator": [
+        SETUP,
+        "x = torch.randn(4, 8).to(device)\nw = torch.softmax(x @ x.T, dim=-1)\nout = w @ x",
     ],
-    ids=["defs", "docstring", "assignment", "call"],
-)
-def test_only_definition_blocks_are_exempt_from_the_cuda_work_check(code, expected):
-    assert only_defines(code) is expected
+    "module built on cpu, moved": [
+        SETUP,
+        "lin = torch.nn.Linear(8, 8).to(device)\ny = lin(torch.randn(2, 8).to(device))",
+    ],
+    "views only": [SETUP, "x = torch.randn(2, 3, 4).to(device)", "y = x.transpose(1, 2).reshape(2, 12)[:, :4]"],
+    "print only": [SETUP, "t = torch.tensor([0.5, 1.25])", "print(t)\nprint(f'{t[0].item():.2f}', t.tolist())"],
+}
+
+RULE_FAILS = {
+    "everything on cpu": ([SETUP, "x = torch.randn(4, 8)\nprint(x @ x.T)"], "aten.mm on cpu"),
+    "one tensor on the accelerator, compute on cpu": (
+        [SETUP, "marker = torch.ones(1, device=device)\nx = torch.randn(4, 8)\ns = torch.softmax(x, -1)"],
+        "aten._softmax on cpu",
+    ),
+    "continuation computes on cpu": (
+        [SETUP, "x = torch.randn(4, 8).to(device)", "y = torch.randn(3).exp()"],
+        "aten.exp on cpu",
+    ),
+}
+
+
+@pytest.mark.parametrize("codes", RULE_PASSES.values(), ids=RULE_PASSES.keys())
+def test_gpu_rule_passes_blocks_that_compute_only_on_the_accelerator(tmp_path, codes):
+    run_on_accelerator(tmp_path, *codes)
+
+
+@pytest.mark.parametrize("codes, op", RULE_FAILS.values(), ids=RULE_FAILS.keys())
+def test_gpu_rule_fails_blocks_that_compute_on_the_cpu_and_names_the_op(tmp_path, codes, op):
+    with pytest.raises(BlockFailed, match=rf"page.md:\d+: floating-point compute ran off meta: {op}"):
+        run_on_accelerator(tmp_path, *codes)
+
+
+def test_gpu_rule_checks_each_block_alone_not_the_blocks_it_continues(tmp_path):
+    # the first block computes on cpu (and fails alone); the second, run after it, is judged by its own ops
+    blocks = read_blocks(page(tmp_path, python("import torch\ny = torch.randn(3).exp()"), CONT, python("z = y")))
+    run_block(blocks, 1, {}, accelerator="meta")

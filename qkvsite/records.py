@@ -1,0 +1,113 @@
+"""Verification records: what ran the page blocks, where, and with which result.
+
+Every test run that executes page blocks writes one small JSON record
+(``write``). Committed records live in ``verification/records/``; the
+Verification page and the footer are generated from them (``load_all``,
+``summary``), so the site claims only what a record shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDS = ROOT / "verification" / "records"
+
+
+def _cpu_name() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return platform.processor() or platform.machine()
+    match = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
+    return match.group(1).strip() if match else platform.machine()
+
+
+def _commit() -> dict:
+    def git(*args):
+        result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    return {"commit": git("rev-parse", "HEAD"), "clean": git("status", "--porcelain", "--untracked-files=no") == ""}
+
+
+def _runner() -> str:
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        return "github-actions"
+    return "ci" if os.environ.get("CI") == "true" else "local"
+
+
+def environment() -> dict:
+    """The machine and versions a run used."""
+    import torch
+
+    cuda = None
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        cuda = {"device": props.name, "capability": f"{props.major}.{props.minor}", "version": torch.version.cuda}
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": cuda,
+        "cpu": _cpu_name(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability().lower(),
+        "threads": torch.get_num_threads(),
+        "os": f"{platform.system()} {platform.machine()}",
+    }
+
+
+def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) -> dict:
+    env = environment()
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "runner": _runner(),
+        **_commit(),
+        "device": "cuda" if require_cuda else "cpu",
+        "require_cuda": require_cuda,
+        **env,
+        "page_blocks": page_blocks,
+        "tests": tests,
+        "command": command,
+    }
+
+
+def file_name(rec: dict) -> str:
+    """One file per configuration and day: a rerun the same day replaces it."""
+    parts = [rec["date"][:10], rec["device"], f"torch{rec['torch'].split('+')[0]}", f"py{rec['python']}"]
+    if rec["device"] == "cpu":
+        parts.append(rec["cpu_capability"])
+    return "-".join(parts) + ".json"
+
+
+def write(rec: dict, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / file_name(rec)
+    path.write_text(json.dumps(rec, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_all(directory: Path = RECORDS) -> list[dict]:
+    """Every committed record, newest first."""
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
+    return sorted(records, key=lambda r: r["date"], reverse=True)
+
+
+def passed(rec: dict) -> bool:
+    blocks = rec["page_blocks"]
+    return blocks["failed"] == 0 and blocks["passed"] > 0
+
+
+def summary(records: list[dict]) -> dict:
+    """What the records prove, per device: the torch versions whose run of every page block passed."""
+    proven: dict[str, set[str]] = {"cpu": set(), "cuda": set()}
+    for rec in records:
+        if passed(rec):
+            proven[rec["device"]].add(rec["torch"].split("+")[0])
+    key = lambda v: tuple(int(x) for x in re.findall(r"\d+", v))  # noqa: E731
+    return {device: sorted(versions, key=key) for device, versions in proven.items()}
