@@ -19,8 +19,9 @@ for name, weights in [
     ("dim=1 ", over_heads),
 ]:
     row_sums = weights.sum(dim=-1)[0, 0]  # head 0: one sum per query
-    print(name, "row sums of head 0:", row_sums.cpu())
+    print(name, "row sums of head 0:", [round(s, 4) for s in row_sums.tolist()])
 
 # dim=-2 normalised each column (one per key) instead of each row
-print("dim=-2 column sums:", over_queries.sum(dim=-2)[0, 0].cpu())
+col_sums = over_queries.sum(dim=-2)[0, 0]
+print("dim=-2 column sums:", [round(s, 4) for s in col_sums.tolist()])
 # --8<-- [end:softmax]

@@ -33,6 +33,7 @@ dots = torch.empty(L, L, device=device)
 for i in range(L):
     for j in range(L):
         dots[i, j] = Q[i] @ K[j]  # query i · key j
-print("right[i, j] == q_i · k_j:", torch.allclose(right, dots))
-print("wrong[i, j] == q_i · k_j:", torch.allclose(wrong, dots))
+# float32 sums the products in another order: compare with a tolerance
+print("right[i, j] == q_i · k_j:", torch.allclose(right, dots, atol=1e-5))
+print("wrong[i, j] == q_i · k_j:", torch.allclose(wrong, dots, atol=1e-5))
 # --8<-- [end:square]
