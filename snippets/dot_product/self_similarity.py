@@ -26,7 +26,7 @@ print(S.cpu())
 # --8<-- [start:softmax]
 A = torch.softmax(S, dim=-1)  # normalise each row
 print(A.cpu())
-print(A.sum(dim=-1).cpu().round(decimals=4))  # sums rounded to 4 places
+print(A.sum(dim=-1).round(decimals=4).cpu())  # sums rounded to 4 places
 # --8<-- [end:softmax]
 
 # --8<-- [start:softmax_order]

@@ -27,11 +27,13 @@ except RuntimeError as error:
 
 # --8<-- [start:temperature]
 # softmax(s / T) tends to the one-hot argmax as T -> 0, and its gradient to 0
+# float64: the gradients become smaller than float32 can resolve next to 1
+s = scores.detach().double().requires_grad_()
 for T in (1.0, 0.3, 0.1, 0.05):
-    scores.grad = None
-    weights = torch.softmax(scores / T, dim=-1)
-    (weights * u).sum().backward()
+    s.grad = None
+    weights = torch.softmax(s / T, dim=-1)
+    (weights * u.double()).sum().backward()
     shown = ", ".join(f"{w:.3f}" for w in weights.tolist())
-    norm = scores.grad.norm().item()
+    norm = s.grad.norm().item()
     print(f"T={T:<4}  weights=[{shown}]  |grad|={norm:.1e}")
 # --8<-- [end:temperature]
