@@ -1,2 +1,2 @@
-# Page blocks (docs/**/*.md) are collected by this plugin; see its docstring.
-pytest_plugins = ["tests.page_blocks"]
+# Page blocks (docs/<page>.<lang>.md) are collected by this plugin; see its docstring.
+pytest_plugins = ["qkvsite.pytest_plugin"]

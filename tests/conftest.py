@@ -34,11 +34,17 @@ def dtype(request):
     return request.param
 
 
+# The test build is published the way GitHub Pages publishes a project: under a sub-path of its host.
+SUBPATH = "/qkv/"
+SITE_URL = f"https://readers.example{SUBPATH}"
+REPO_URL = "https://github.com/qkv-example/qkv"
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The site built with `mkdocs build --strict`, as CI and Pages build it."""
+    """The site built with `mkdocs build --strict`, as the Pages workflow builds it (SITE_URL, REPO_URL)."""
     out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL}
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,
@@ -50,3 +56,10 @@ def site(tmp_path_factory):
     # MkDocs' own warnings (--strict already fails on them); kernels started for notebooks log other WARNINGs
     assert not re.search(r"^WARNING\s+-", result.stderr, re.M), result.stderr
     return out
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need the built site carry the `site` marker: `pytest -m "not site"` builds nothing."""
+    for item in items:
+        if "site" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.site)

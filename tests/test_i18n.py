@@ -1,12 +1,14 @@
 """The two editions stay in step: same pages, same code, same figures, same anchors, same terms."""
 
+import html
 import json
 import re
 
 import pytest
-import yaml
 
-from tests.page_blocks import DOCS, ROOT
+from qkvsite import config
+from qkvsite.config import DOCS
+from qkvsite.hooks.chapters import NOTEBOOKS
 
 LANGS = ["zh", "en"]
 
@@ -84,9 +86,9 @@ def test_links_to_anchors_point_at_anchors_of_the_same_language():
 
 
 def nav_entries(items):
-    """(title, path or None) for every entry of the nav, sections included."""
+    """(title or None, path or None) for every entry of mkdocs.yml's nav, sections included."""
     for item in items:
-        title, value = next(iter(item.items()))
+        title, value = next(iter(item.items())) if isinstance(item, dict) else (None, item)
         if isinstance(value, list):
             yield title, None
             yield from nav_entries(value)
@@ -94,17 +96,24 @@ def nav_entries(items):
             yield title, value
 
 
-def test_every_nav_title_is_translated_and_every_page_is_in_the_nav():
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
-    i18n = next(p["i18n"] for p in config["plugins"] if isinstance(p, dict) and "i18n" in p)
-    english = next(lang for lang in i18n["languages"] if lang["locale"] == "en")
-    entries = list(nav_entries(config["nav"]))
-    assert {title for title, _ in entries} == set(english["nav_translations"])
-    paths = [path.removesuffix(".md") for _, path in entries if path]
-    assert sorted(p for p in paths if not p.startswith("notebooks/")) == PAGES
-    from snippets.notebooks import CHAPTERS
+def test_every_page_is_in_the_nav_and_every_nav_title_is_translated():
+    entries = list(nav_entries(config.mkdocs_yml()["nav"]))
+    english = next(lang for lang in config._plugin("i18n")["languages"] if lang["locale"] == "en")
+    titles = {title for title, _ in entries if title} | {NOTEBOOKS}
+    assert titles == set(english["nav_translations"])
+    assert sorted(path.removesuffix(".md") for _, path in entries if path) == PAGES
 
-    assert [p for p in paths if p.startswith("notebooks/")] == [f"notebooks/{c}" for c in CHAPTERS]
+
+def first_heading(name, lang):
+    return text(name, lang).split("\n", 1)[0].removeprefix("# ")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_nav_lists_each_chapter_and_its_notebook_under_the_chapter_title_of_its_language(site, lang):
+    home = (site / config.url_prefix(lang) / "index.html").read_text(encoding="utf-8")
+    nav = html.unescape(home[home.index("md-nav--primary") : home.index('<div class="md-content"')])
+    for chapter in config.chapters():
+        assert nav.count(first_heading(chapter, lang)) == 2, chapter  # the chapter and its notebook
 
 
 # --- terms -----------------------------------------------------------------

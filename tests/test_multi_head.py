@@ -6,9 +6,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.testing import assert_close
 
+from qkvsite.config import DOCS
+from qkvsite.dialect import Page
 from snippets.multi_head.multi_head_attention import MultiHeadAttention, check_input
 from tests.conftest import run_snippet
-from tests.page_blocks import DOCS, read_blocks
 
 
 def run_script(name):
@@ -280,19 +281,19 @@ def test_bad_input_raises_error_naming_the_shapes(call, error, message):
 
 @pytest.mark.parametrize("page", ["multi-head.zh.md", "shapes.zh.md", "multi-head.en.md", "shapes.en.md"])
 def test_reader_blocks_never_import_snippets(page):
-    for block in read_blocks(DOCS / page):
+    for block in Page(DOCS / page).blocks:
         assert "snippets" not in block.code, block.code
 
 
 def svg(name, lang="zh"):
-    from snippets.figures import load_all, render
+    from qkvsite.figures import load_all, render
 
     load_all()
     return render(name, lang).decode("utf-8")
 
 
 def test_flow_figure_shows_the_shapes_of_a_traced_run():
-    from snippets.figures import run_example
+    from qkvsite.figures import run_example
 
     trace = run_example("multi_head/multi_head_attention.py")["trace"]
     drawn = svg("multi-head-flow")

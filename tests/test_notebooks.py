@@ -10,11 +10,12 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 
-from snippets.notebooks import CHAPTERS, chapter_notebook
-from tests.page_blocks import DOCS, ROOT, read_blocks, snippet_settings
+from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
+from qkvsite.dialect import Page
+from qkvsite.notebooks import chapter_notebook
 
 LANGS = ["zh", "en"]
-CASES = [(chapter, lang) for chapter in CHAPTERS for lang in LANGS]
+CASES = [(chapter, lang) for chapter in chapters() for lang in LANGS]
 IDS = [f"{chapter}.{lang}" for chapter, lang in CASES]
 
 
@@ -28,9 +29,9 @@ def page_text(chapter, lang):
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
 def test_notebook_code_is_exactly_the_chapter_pages_code(chapter, lang):
-    notebook = chapter_notebook(page_text(chapter, lang), chapter, lang, snippet_settings())
+    notebook = chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter)
     cells = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
-    assert cells == [block.code.rstrip("\n") for block in read_blocks(DOCS / f"{chapter}.{lang}.md")]
+    assert cells == [block.code.rstrip("\n") for block in Page(DOCS / f"{chapter}.{lang}.md").blocks]
 
 
 def test_notebook_follows_an_edited_snippet(tmp_path):
@@ -39,9 +40,9 @@ def test_notebook_follows_an_edited_snippet(tmp_path):
     (tmp_path / "snippets/dot_product").mkdir(parents=True)
     (tmp_path / "snippets/dot_product/two_vectors.py").write_text(original.replace("1.0, 0.8", "1.0, 0.7"))
     settings = {**snippet_settings(), "base_path": [str(tmp_path)]}
-    page = '# T\n\n```python\n--8<-- "snippets/dot_product/two_vectors.py:dot"\n```\n'
-    before = chapter_notebook(page, "dot-product", "zh", snippet_settings())
-    after = chapter_notebook(page, "dot-product", "zh", settings)
+    text = '# T\n\n```python\n--8<-- "snippets/dot_product/two_vectors.py:dot"\n```\n'
+    before = chapter_notebook(Page(DOCS / "dot-product.zh.md", text), "dot-product")
+    after = chapter_notebook(Page(DOCS / "dot-product.zh.md", text, settings), "dot-product")
     assert "1.0, 0.8" in before.cells[-1].source and "1.0, 0.7" in after.cells[-1].source
 
 
@@ -49,7 +50,7 @@ def test_notebook_follows_an_edited_snippet(tmp_path):
 def test_notebook_page_shows_the_outputs_of_its_execution(site, chapter, lang):
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
     assert page.count("jp-OutputArea-output") > 0
-    for block in read_blocks(DOCS / f"{chapter}.{lang}.md"):
+    for block in Page(DOCS / f"{chapter}.{lang}.md").blocks:
         if block.expected_output:
             first_line = block.expected_output.splitlines()[0]
             assert html.escape(first_line, quote=False) in page, first_line
@@ -88,4 +89,4 @@ def test_build_executes_notebooks_and_fails_on_errors():
 def test_each_language_keeps_its_own_execution_cache(site):
     for lang in LANGS:
         entries = list(Path(ROOT, ".cache", "mkdocs-jupyter", lang).glob("*.json"))
-        assert len(entries) >= len(CHAPTERS), lang
+        assert len(entries) >= len(chapters()), lang

@@ -1,9 +1,10 @@
-"""The page-block runner (tests/page_blocks.py) catches what it promises to catch."""
+"""The page-block runner (qkvsite.pytest_plugin) catches what it promises to catch."""
 
 import pytest
 from pymdownx.snippets import SnippetMissingError
 
-from tests.page_blocks import BlockFailed, read_blocks, run_block
+from qkvsite.dialect import Page
+from qkvsite.pytest_plugin import BlockFailed, check_output, run_block
 
 INCLUDE = '--8<-- "snippets/dot_product/two_vectors.py:{}"'
 REAL_OUTPUT = "cat · dog = 1.70\ncat · car = 0.18\ncat · cat = 1.65\n"
@@ -26,73 +27,71 @@ def output(text: str) -> str:
 CONT = "<!--pytest-codeblocks:cont-->"
 
 
-def run_all(blocks):
+def run_all(page, accelerator=None):
+    """Run every block of a page in order, as pytest does, and check each output."""
     namespaces = {}
-    for index in range(len(blocks)):
-        run_block(blocks, index, namespaces)
+    for index, block in enumerate(page.blocks):
+        check_output(block, run_block(page, index, namespaces, accelerator))
 
 
 def test_included_block_with_its_real_output_passes(tmp_path):
-    run_all(read_blocks(page(tmp_path, python(INCLUDE.format("dot")), output(REAL_OUTPUT))))
+    run_all(Page(page(tmp_path, python(INCLUDE.format("dot")), output(REAL_OUTPUT))))
 
 
 def test_wrong_section_name_fails(tmp_path):
     with pytest.raises(SnippetMissingError, match="no_such_section"):
-        read_blocks(page(tmp_path, python(INCLUDE.format("no_such_section"))))
+        _ = Page(page(tmp_path, python(INCLUDE.format("no_such_section")))).blocks  # expanding fails
 
 
 def test_missing_snippet_file_fails(tmp_path):
     with pytest.raises(SnippetMissingError, match="nowhere.py"):
-        read_blocks(page(tmp_path, python('--8<-- "snippets/nowhere.py"')))
+        _ = Page(page(tmp_path, python('--8<-- "snippets/nowhere.py"'))).blocks
 
 
 def test_block_that_raises_fails_and_names_the_page_line(tmp_path):
-    blocks = read_blocks(page(tmp_path, "# Title", python("raise ValueError('boom')")))
     with pytest.raises(BlockFailed, match=r"page.md:3 raised ValueError"):
-        run_all(blocks)
+        run_all(Page(page(tmp_path, "# Title", python("raise ValueError('boom')"))))
 
 
 def test_changed_printed_output_fails(tmp_path):
-    blocks = read_blocks(page(tmp_path, python(INCLUDE.format("dot")), output(REAL_OUTPUT.replace("1.70", "1.71"))))
+    changed = output(REAL_OUTPUT.replace("1.70", "1.71"))
     with pytest.raises(BlockFailed, match="printed output differs"):
-        run_all(blocks)
+        run_all(Page(page(tmp_path, python(INCLUDE.format("dot")), changed)))
 
 
 def test_each_block_of_a_chain_is_its_own_test_with_its_own_output(tmp_path):
-    blocks = read_blocks(
+    chain = Page(
         page(tmp_path, python("a = 1\nprint(a)"), output("1\n"), CONT, python("a += 1\nprint(a)"), output("2\n"))
     )
-    assert [(b.continues, b.expected_output) for b in blocks] == [(False, "1\n"), (True, "2\n")]
-    run_all(blocks)
+    assert [(b.continues, b.expected_output) for b in chain.blocks] == [(False, "1\n"), (True, "2\n")]
+    run_all(chain)
 
 
 def test_continuation_run_alone_runs_its_predecessors_first(tmp_path):
-    blocks = read_blocks(page(tmp_path, python("a = 41"), CONT, python("print(a + 1)"), output("42\n")))
-    run_block(blocks, 1, {})
+    chain = Page(page(tmp_path, python("a = 41"), CONT, python("print(a + 1)"), output("42\n")))
+    assert run_block(chain, 1, {}) == "42\n"
 
 
 def test_continuation_of_a_failing_block_fails(tmp_path):
-    blocks = read_blocks(page(tmp_path, python("1 / 0"), CONT, python("print('never')")))
+    chain = Page(page(tmp_path, python("1 / 0"), CONT, python("print('never')")))
     with pytest.raises(BlockFailed, match="the block this one continues failed"):
-        run_block(blocks, 1, {})
+        run_block(chain, 1, {})
 
 
 def test_block_without_cont_marker_starts_fresh(tmp_path):
-    blocks = read_blocks(page(tmp_path, python("a = 1"), python("print(a)")))
     with pytest.raises(BlockFailed, match="NameError"):
-        run_all(blocks)
+        run_all(Page(page(tmp_path, python("a = 1"), python("print(a)"))))
 
 
 def test_fence_with_attributes_is_still_collected(tmp_path):
     # pytest-codeblocks alone would skip this block silently
-    blocks = read_blocks(page(tmp_path, python("print('x')", ' title="demo.py"'), output("x\n")))
-    assert len(blocks) == 1
-    run_all(blocks)
+    titled = Page(page(tmp_path, python("print('x')", ' title="demo.py"'), output("x\n")))
+    assert len(titled.blocks) == 1
+    run_all(titled)
 
 
 def test_non_python_fences_are_not_run(tmp_path):
-    blocks = read_blocks(page(tmp_path, "```text\nnot code\n```", "```console\n$ make test\n```"))
-    assert blocks == []
+    assert Page(page(tmp_path, "```text\nnot code\n```", "```console\n$ make test\n```")).blocks == []
 
 
 # --- the GPU rule (REQUIRE_CUDA=1), with the meta device standing in for CUDA --------
@@ -103,10 +102,7 @@ SETUP = 'import torch\n\ndevice = "meta"  # stands in for "cuda"\ntorch.manual_s
 def run_on_accelerator(tmp_path, *codes):
     """Run a chain of blocks (each continuing the one before) under the GPU rule, with meta as the GPU."""
     parts = [python(codes[0])] + [CONT + "\n" + python(code) for code in codes[1:]]
-    blocks = read_blocks(page(tmp_path, *parts))
-    namespaces = {}
-    for index in range(len(blocks)):
-        run_block(blocks, index, namespaces, accelerator="meta")
+    run_all(Page(page(tmp_path, *parts)), accelerator="meta")
 
 
 RULE_PASSES = {
@@ -150,5 +146,5 @@ def test_gpu_rule_fails_blocks_that_compute_on_the_cpu_and_names_the_op(tmp_path
 
 def test_gpu_rule_checks_each_block_alone_not_the_blocks_it_continues(tmp_path):
     # the first block computes on cpu (and fails alone); the second, run after it, is judged by its own ops
-    blocks = read_blocks(page(tmp_path, python("import torch\ny = torch.randn(3).exp()"), CONT, python("z = y")))
-    run_block(blocks, 1, {}, accelerator="meta")
+    chain = Page(page(tmp_path, python("import torch\ny = torch.randn(3).exp()"), CONT, python("z = y")))
+    run_block(chain, 1, {}, accelerator="meta")

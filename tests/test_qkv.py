@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.testing import assert_close
 
-from snippets.figures import load_all, render, run_example
+from qkvsite.figures import load_all, render, run_example
 from snippets.qkv.qkv_projection import QKVProjection, check_sequence
 from tests.conftest import run_snippet
 

@@ -402,7 +402,7 @@ def test_bad_input_raises_error_naming_the_shapes(args, error, message):
 
 @pytest.fixture(scope="module")
 def figures():
-    from snippets.figures import load_all, render
+    from qkvsite.figures import load_all, render
 
     load_all()
     return render

@@ -6,9 +6,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.testing import assert_close
 
+from qkvsite.config import DOCS
+from qkvsite.dialect import Page
 from snippets.multi_head.multi_head_attention import MultiHeadAttention
 from tests.conftest import run_snippet
-from tests.page_blocks import DOCS, read_blocks
 
 
 def run_script(name):
@@ -64,7 +65,7 @@ def test_single_head_keeps_a_head_dimension_of_size_one(table):
 
 
 def test_page_shows_chapter_4_module_before_the_table():
-    blocks = read_blocks(DOCS / "shapes.zh.md")
+    blocks = Page(DOCS / "shapes.zh.md").blocks
     assert "class MultiHeadAttention" in blocks[0].code and not blocks[0].continues
     assert blocks[1].continues and "trace" in blocks[1].code
     for block in blocks:
@@ -162,7 +163,7 @@ def test_batch_first_page_example_outputs_differ():
 
 
 def test_split_heads_figure_shows_the_numbers_and_their_tokens():
-    from snippets.figures import load_all, render, run_example
+    from qkvsite.figures import load_all, render, run_example
 
     load_all()
     ns = run_example("shapes/view_and_reshape.py")

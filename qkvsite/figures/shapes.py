@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from snippets.figures import figure
+from qkvsite.figures import figure
 
 TEXT = {
     "zh": {

@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-SNIPPETS = Path(__file__).resolve().parent.parent
+SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
 
 CJK_FONTS = [
     "Noto Sans CJK SC",

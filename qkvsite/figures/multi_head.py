@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from snippets.figures import figure, heatmap
+from qkvsite.figures import figure, heatmap
 
 TEXT = {
     "zh": {

@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure, heatmap, row_sums, weighted_rows
+from qkvsite.figures import figure, heatmap, row_sums, weighted_rows
 
 STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"

@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 from matplotlib.patches import ConnectionPatch, Rectangle
 
-from snippets.figures import figure, heatmap
+from qkvsite.figures import figure, heatmap
 
 SELF = "qkv/projections.py"
 CROSS = "qkv/cross_attention.py"

@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure
+from qkvsite.figures import figure
 
 TEXT = {
     "zh": {

@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from snippets.figures import figure, heatmap, row_sums, weighted_rows
+from qkvsite.figures import figure, heatmap, row_sums, weighted_rows
 
 EXAMPLE = "dot_product/self_similarity.py"
 

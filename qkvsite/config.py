@@ -1,0 +1,126 @@
+"""What mkdocs.yml says, read without starting MkDocs: snippet settings, languages, chapters.
+
+Each rule lives here once: which language a page is in, where that language's
+pages are served, and which pages are chapters. The hooks, the notebook
+generator and the tests read them from here.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+MKDOCS_YML = ROOT / "mkdocs.yml"
+
+
+class _Loader(yaml.SafeLoader):
+    """mkdocs.yml's tags (!ENV, !!python/...) read as plain values: enough to read settings."""
+
+
+def _untagged(loader, suffix, node):
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)
+
+
+_Loader.add_multi_constructor("!", _untagged)
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
+
+
+@cache
+def mkdocs_yml() -> dict:
+    return yaml.load(MKDOCS_YML.read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def _extension(name: str) -> dict:
+    for entry in mkdocs_yml()["markdown_extensions"]:
+        if isinstance(entry, dict) and name in entry:
+            return entry[name] or {}
+        if entry == name:
+            return {}
+    raise KeyError(f"mkdocs.yml has no markdown extension {name}")
+
+
+@cache
+def _snippet_settings() -> dict:
+    settings = dict(_extension("pymdownx.snippets"))
+    settings["base_path"] = [str(ROOT / base) for base in settings.get("base_path", ["."])]
+    return settings
+
+
+def snippet_settings() -> dict:
+    """The pymdownx.snippets options exactly as mkdocs.yml sets them, paths made absolute."""
+    return dict(_snippet_settings())
+
+
+def _plugin(name: str) -> dict:
+    for entry in mkdocs_yml()["plugins"]:
+        if isinstance(entry, dict) and name in entry:
+            return entry[name] or {}
+    raise KeyError(f"mkdocs.yml has no plugin {name}")
+
+
+@cache
+def languages() -> list[str]:
+    """Every language built, the default first."""
+    langs = _plugin("i18n")["languages"]
+    return [lang["locale"] for lang in sorted(langs, key=lambda lang: not lang.get("default", False))]
+
+
+def default_language() -> str:
+    return languages()[0]
+
+
+def url_prefix(lang: str) -> str:
+    """Where a language's pages live in the site: the default at the root, the others under <lang>/."""
+    return "" if lang == default_language() else f"{lang}/"
+
+
+PAGE_NAME = re.compile(r"^(?P<name>.+)\.(?P<lang>[a-z]{2})\.md$")
+
+
+def language_of(path: str | Path) -> str:
+    """The language of docs/<name>.<lang>.md."""
+    match = PAGE_NAME.match(Path(path).name)
+    return match["lang"] if match else default_language()
+
+
+def page_name(path: str | Path) -> str:
+    match = PAGE_NAME.match(Path(path).name)
+    return match["name"] if match else Path(path).stem
+
+
+def page_url(name: str, lang: str) -> str:
+    """The URL of a page relative to the site root: 'en/qkv/', '' for the default home page."""
+    return url_prefix(lang) + ("" if name == "index" else f"{name}/")
+
+
+def source_pages() -> list[Path]:
+    """Every page written by hand: docs/<name>.<lang>.md."""
+    return sorted(p for p in DOCS.glob("*.md") if PAGE_NAME.match(p.name))
+
+
+def _nav_pages(items) -> list[str]:
+    out = []
+    for item in items:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        out.extend(_nav_pages(value) if isinstance(value, list) else [value])
+    return out
+
+
+CHAPTERS_SECTION = 0  # the chapters are the first section of the nav
+
+
+@cache
+def chapters() -> list[str]:
+    """The chapters, in order: the pages of the nav's chapter section (each gets a notebook)."""
+    sections = [next(iter(item.values())) for item in mkdocs_yml()["nav"] if isinstance(item, dict)]
+    sections = [entries for entries in sections if isinstance(entries, list)]
+    return [page.removesuffix(".md") for page in _nav_pages(sections[CHAPTERS_SECTION])]

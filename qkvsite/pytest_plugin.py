@@ -1,0 +1,246 @@
+"""pytest plugin: run every Python block of every page exactly as a reader sees it.
+
+Each page ``docs/<name>.<lang>.md`` is collected; each Python block on it (read by
+``qkvsite.dialect``, includes expanded as MkDocs expands them) is its own test,
+``docs/<page>::line N``. A ``cont`` block runs after the blocks it continues, in
+one namespace, and only its own printed output is compared with the output
+block shown under it.
+
+Options and switches:
+
+- ``--update-outputs`` rewrites the output blocks of the pages from this run
+  instead of failing on a difference (run both editions to update both).
+- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails
+  if any floating-point compute it runs happens off the GPU (``qkvsite.devices``).
+- A block whose code declares ``# requires torch >= X.Y`` (or continues one that
+  does) is skipped on an older torch.
+- Every run that executes page blocks writes a verification record
+  (``qkvsite.records``) to ``--record-dir``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import traceback
+from collections import Counter
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from qkvsite import config, records
+from qkvsite.dialect import Block, Page, version_tuple
+
+
+def require_cuda() -> bool:
+    return os.environ.get("REQUIRE_CUDA") == "1"
+
+
+class BlockFailed(Exception):
+    pass
+
+
+def run_code(block: Block, namespace: dict) -> str:
+    """Execute one block in ``namespace`` and return what it printed."""
+    buffer = io.StringIO()
+    try:
+        with redirect_stdout(buffer):
+            exec(compile(block.code, block.where, "exec"), namespace)
+    except Exception as error:
+        raise BlockFailed(
+            f"{block.where} raised {type(error).__name__}\n\n{block.code}\n{traceback.format_exc(limit=-3)}"
+        ) from error
+    return buffer.getvalue()
+
+
+# PyTorch rewords a few error messages between releases; a page shows the pinned torch's wording, and the
+# runs against other torch versions (make torch-versions) compare outputs with these differences removed.
+VERSION_WORDING = [
+    (re.compile(r"\b(?:mm|addmm|bmm|matmul): (?=mat1 and mat2)"), ""),  # torch >= 2.15 names the operator
+    (re.compile(r"\bat::Half\b"), "c10::Half"),  # torch < 2.10
+]
+
+
+def reworded(text: str) -> str:
+    for pattern, replacement in VERSION_WORDING:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def same_output(block: Block, printed: str) -> bool:
+    expected, printed = reworded(block.expected_output), reworded(printed)
+    if block.output.marker == "expected-output-ignore-whitespace":
+        return printed.split() == expected.split()
+    return printed == expected
+
+
+def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: str | None = None) -> str:
+    """Run page.blocks[index] after the blocks it continues; return what it printed.
+
+    ``namespaces`` keeps the namespace of the last block run, so a chain runs
+    each block once when its tests run in order. With an ``accelerator``
+    (``"cuda"`` under REQUIRE_CUDA=1), the block fails if any of its own
+    floating-point compute ran on another device.
+    """
+    block = page.blocks[index]
+    namespace = namespaces.pop(index - 1, None) if block.continues else None
+    if namespace is None:
+        namespace = {"__name__": "__main__"}
+        for earlier in page.chain(index):
+            try:
+                run_code(earlier, namespace)
+            except BlockFailed as error:
+                raise BlockFailed(f"the block this one continues failed:\n{error}") from None
+    if accelerator:
+        from qkvsite.devices import DeviceLog
+
+        with DeviceLog() as log:
+            output = run_code(block, namespace)
+        if off := log.off(accelerator):
+            ops = ", ".join(f"{op} ({n}×)" for op, n in off.most_common())
+            raise BlockFailed(f"{block.where}: floating-point compute ran off {accelerator}: {ops}")
+    else:
+        output = run_code(block, namespace)
+    namespaces[index] = namespace
+    return output
+
+
+def check_output(block: Block, printed: str) -> None:
+    if block.output is not None and not same_output(block, printed):
+        raise BlockFailed(
+            f"{block.where}: printed output differs from the page\n"
+            f"--- on the page\n{block.expected_output}--- printed\n{printed}"
+            "(pytest --update-outputs rewrites the page's output blocks from a run)"
+        )
+
+
+def update_output(path: Path, index: int, printed: str) -> None:
+    """Replace the output block under the page's index-th Python block with what it printed."""
+    page = Page(path)  # parsed afresh: an earlier update may have moved the lines
+    fence = page.blocks[index].output
+    lines = page.text.split("\n")
+    lines[fence.start + 1 : fence.end] = [fence.indent + line if line else line for line in printed.splitlines()]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+class MarkdownPage(pytest.File):
+    def collect(self):
+        self.page = Page(self.path)
+        self.namespaces: dict[int, dict] = {}
+        for index, block in enumerate(self.page.blocks):
+            yield BlockItem.from_parent(self, name=f"line {block.lineno}", index=index)
+
+
+class BlockItem(pytest.Item):
+    def __init__(self, *, index: int, **kwargs):
+        super().__init__(**kwargs)
+        self.index = index
+
+    @property
+    def block(self) -> Block:
+        return self.parent.page.blocks[self.index]
+
+    def runtest(self):
+        block = self.block
+        if block.requires and version_tuple(torch_version()) < version_tuple(block.requires):
+            pytest.skip(f"requires torch >= {block.requires}")
+        printed = run_block(self.parent.page, self.index, self.parent.namespaces, "cuda" if require_cuda() else None)
+        if self.config.getoption("update_outputs") and block.output is not None and not same_output(block, printed):
+            update_output(self.path, self.index, printed)
+            return
+        check_output(block, printed)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, BlockFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, self.block.lineno - 1, self.name
+
+
+# --- pytest hooks ----------------------------------------------------------
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("qkv", "page blocks")
+    group.addoption(
+        "--update-outputs",
+        action="store_true",
+        help="rewrite the pages' output blocks from what the blocks print, instead of failing",
+    )
+    group.addoption(
+        "--record-dir",
+        default=os.environ.get("QKV_RECORD_DIR", str(config.ROOT / ".cache" / "verification")),
+        help="where to write this run's verification record; verification/records/ holds the committed ones",
+    )
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if file_path.parent == config.DOCS and config.PAGE_NAME.match(file_path.name):
+        return MarkdownPage.from_parent(parent, path=file_path)
+
+
+def pytest_configure(config):
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    if require_cuda():
+        import torch
+
+        if not torch.cuda.is_available():
+            raise pytest.UsageError("REQUIRE_CUDA=1 but torch.cuda.is_available() is False")
+
+
+def pytest_report_header(config):
+    import torch
+
+    if torch.cuda.is_available():
+        device = f"cuda ({torch.cuda.get_device_name(0)})"
+    else:
+        device = "cpu (CUDA not available)"
+    mode = (
+        "REQUIRE_CUDA=1: every page block must compute on CUDA"
+        if require_cuda()
+        else "examples pick CUDA when available"
+    )
+    return [f"qkv: device {device}; torch {torch.__version__}; {mode}"]
+
+
+# --- the verification record --------------------------------------------------
+
+
+def pytest_sessionstart(session):
+    session.config._qkv_outcomes = {"page_blocks": Counter(), "tests": Counter()}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    counts = item.config._qkv_outcomes
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        for key in ["tests"] + (["page_blocks"] if isinstance(item, BlockItem) else []):
+            counts[key][report.outcome] += 1
+    return report
+
+
+def pytest_sessionfinish(session, exitstatus):
+    counts = getattr(session.config, "_qkv_outcomes", None)
+    if not counts or not counts["page_blocks"] or session.config.getoption("update_outputs"):
+        return  # no page block ran (or outputs were being rewritten): nothing to record
+    summary = {key: {o: c[o] for o in ("passed", "failed", "skipped")} for key, c in counts.items()}
+    command = " ".join(session.config.invocation_params.args)
+    rec = records.record(require_cuda=require_cuda(), command=command, **summary)
+    session.config._qkv_record = records.write(rec, Path(session.config.getoption("record_dir")))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    path = getattr(config, "_qkv_record", None)
+    if path:
+        terminalreporter.write_line(f"qkv: verification record written to {path}")
