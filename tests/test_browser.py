@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SUBPATH
 
 playwright = pytest.importorskip("playwright.sync_api")
 
@@ -26,19 +26,45 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 BUDGET = 400 * 1024  # first-load transfer per page, gzip, search index excluded
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
+class PagesHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site the way GitHub Pages serves a project: under SUBPATH, with 404.html for a missing path."""
+
     def log_message(self, *args):
         pass
 
+    def translate_path(self, path):
+        path = urlparse(path).path
+        if not path.startswith(SUBPATH):
+            return str(Path(self.directory) / "no-such-file")  # outside the project: 404
+        return super().translate_path("/" + path[len(SUBPATH) :])
+
+    def send_error(self, code, message=None, explain=None):
+        not_found = Path(self.directory) / "404.html"
+        if code != 404 or not not_found.exists():
+            return super().send_error(code, message, explain)
+        body = not_found.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
 
 @pytest.fixture(scope="session")
-def origin(site):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(site)))
+def server(site):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(PagesHandler, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="session")
+def origin(server):
+    """Where the site is served: the host and the project's sub-path (no trailing slash)."""
+    return server + SUBPATH.rstrip("/")
 
 
 @pytest.fixture(scope="session")
@@ -155,10 +181,17 @@ def test_first_load_transfer_is_within_budget(visits):
     assert {p: s for p, s in sizes.items() if s > BUDGET} == {}
 
 
+def in_site(url: str) -> str:
+    """The path of a URL inside the site: '/en/qkv/' for http://host/qkv/en/qkv/."""
+    path = urlparse(url).path
+    assert path.startswith(SUBPATH), f"{url} is outside the site"
+    return "/" + path[len(SUBPATH) :]
+
+
 @pytest.fixture
-def page(browser, origin):
+def page(browser, server, origin):
     context = browser.new_context()
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
     visit = Visit(context, origin)
     yield visit.page
     assert visit.blocked == [] and visit.failed == [] and visit.errors == []
@@ -166,14 +199,15 @@ def page(browser, origin):
 
 
 def test_copy_button_copies_the_code_the_reader_sees(page, origin):
-    from tests.page_blocks import DOCS, read_blocks
+    from qkvsite.config import DOCS
+    from qkvsite.dialect import Page
 
     page.goto(origin + "/dot-product/", wait_until="networkidle")
     first = page.locator(".highlight").first
     first.hover()
     first.locator('button[data-md-type="copy"]').click()
     copied = page.evaluate("navigator.clipboard.readText()")
-    expected = read_blocks(DOCS / "dot-product.zh.md")[0].code
+    expected = Page(DOCS / "dot-product.zh.md").blocks[0].code
     assert copied.strip() == expected.strip()
 
 
@@ -190,7 +224,7 @@ def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, tar
     link = page.locator(f'a.md-select__link[hreflang="{lang}"]')
     with page.expect_navigation():
         link.evaluate("a => a.click()")  # the menu opens on hover; the link is what matters
-    assert urlparse(page.url).path == target
+    assert in_site(page.url) == target
     assert page.locator("html").get_attribute("lang") == lang
 
 
@@ -215,7 +249,7 @@ def test_search_box_finds_pages(page, origin, start, query, expected):
     box.press("End")  # Material searches on keyup
     page.locator(".md-search-result__item a").first.wait_for(timeout=10_000)
     ranked = [
-        urlparse(href).path
+        in_site(href)
         for href in page.eval_on_selector_all(".md-search-result__item > a", "links => links.map(a => a.href)")
     ]
     print(f"search {query!r}: {ranked[:5]}")
@@ -235,3 +269,35 @@ def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
         " const el = document.getElementById(id); return !!el && !!el.closest('.md-content'); })()"
     )
     assert focused_in_content
+
+
+# --- served under a sub-path, as GitHub Pages serves a project -------------------------------------------------
+
+
+@pytest.mark.parametrize("missing", ["/no-such-page/", "/en/no/such/page/"])
+def test_a_missing_path_gets_a_styled_404_whose_links_stay_inside_the_site(browser, origin, missing):
+    context = browser.new_context()
+    visit = Visit(context, origin)
+    response = visit.page.goto(origin + missing, wait_until="networkidle")
+    assert response.status == 404
+    assert visit.blocked == [], "the 404 page requested something outside the site"
+    assert [f for f in visit.failed if not f.startswith(origin + missing)] == []
+    styled = visit.page.evaluate(
+        "[...document.styleSheets].some(s => s.href && s.href.includes('/assets/stylesheets/main.'))"
+        " && getComputedStyle(document.querySelector('.md-header')).position !== 'static'"
+    )
+    assert styled, "Material's stylesheet did not load on the 404 page"
+    links = visit.page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+    host = origin[: origin.index(SUBPATH.rstrip("/"))]
+    local = [link for link in links if link.startswith(host)]
+    assert local and all(link.startswith(origin + "/") for link in local), local
+    context.close()
+
+
+@pytest.mark.parametrize("path, home, switch", [("/404.html", "/", "/en/"), ("/en/404.html", "/en/", "/")])
+def test_each_404_page_links_home_and_to_the_other_language_inside_the_site(page, origin, path, home, switch):
+    page.goto(origin + path, wait_until="networkidle")
+    hrefs = page.eval_on_selector_all(".md-content a[href]", "as => as.map(a => a.href)")
+    assert origin + home in hrefs
+    other = "en" if home == "/" else "zh"
+    assert page.locator(f'a.md-select__link[hreflang="{other}"]').evaluate("a => a.href") == origin + switch

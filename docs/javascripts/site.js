@@ -21,3 +21,9 @@ document$.subscribe(() => {
   const areas = [...document.querySelectorAll(".jp-Notebook .highlight-ipynb, .jp-OutputArea-output pre")];
   areas.filter((el) => el.scrollWidth > el.clientWidth).forEach((el) => el.setAttribute("tabindex", "0"));
 });
+
+// The search dialog needs an accessible name (Lighthouse: aria-dialog-name); Material gives it none.
+document$.subscribe(() => {
+  const dialog = document.querySelector('.md-search[role="dialog"]');
+  if (dialog) dialog.setAttribute("aria-label", document.documentElement.lang === "zh" ? "搜索" : "Search");
+});

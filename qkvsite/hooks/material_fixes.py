@@ -1,0 +1,122 @@
+"""Where Material for MkDocs and mkdocs-static-i18n need help, and no template block offers it.
+
+The rest is done with template overrides in ``overrides/`` (repository link,
+footer, link previews). What is left here:
+
+1. No ``<link rel="alternate" hreflang>`` in ``<head>``. Material's JavaScript
+   fetches ``sitemap.xml`` relative to each of them, and mkdocs-static-i18n
+   points them at the same page in the other language: every page asked for
+   ``<page>/sitemap.xml`` and got a 404. The hreflang alternates are in
+   ``sitemap.xml``; the header's language switcher keeps its links. (No template
+   block can drop them: the plugin sets ``config.extra.alternate`` as an
+   attribute per page, which Jinja reads before any override could.)
+2. Search per language. Material writes one index for the whole site, so an
+   English query listed Chinese pages and the other way round. After the build
+   the index is split: ``search/search_index.json`` for Chinese,
+   ``en/search/search_index.json`` for English. Notebook pages, which repeat
+   their chapter's text, are left out. English pages must look for theirs under
+   ``en/``: the ``base`` of Material's ``__config`` JSON is set to the language's
+   root (read and written as JSON; a page without it fails the build).
+3. A 404 page per language, with that language's switcher. Every language pass
+   renders the theme's 404.html to the site root, and after the pages the
+   switcher still holds the last page's links. The alternates are set back to
+   the language roots for the 404 template; the Chinese page stays at
+   ``404.html``, the English one goes to ``en/404.html``.
+"""
+
+import json
+import re
+from copy import deepcopy
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+
+from qkvsite import config as site
+from qkvsite.hooks import building
+
+HEAD_ALTERNATE = re.compile(r"\s*<link\b(?=[^>]*\brel=\"alternate\")(?=[^>]*\bhreflang=)[^>]*>")
+CONFIG_JSON = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
+
+
+class UpstreamChanged(RuntimeError):
+    """Material's output no longer has what a fix here relies on."""
+
+
+def set_search_base(output: str, lang: str) -> str:
+    """Point Material's search at the index of ``lang`` (the default language keeps the site root)."""
+    match = CONFIG_JSON.search(output)
+    if match is None:
+        raise UpstreamChanged('no <script id="__config"> in the page: Material changed how it passes its config')
+    settings = json.loads(match[2])
+    if "base" not in settings:
+        raise UpstreamChanged("Material's __config has no 'base' any more")
+    # with its trailing slash: Material resolves "search/search_index.json" against it
+    settings["base"] = settings["base"].rstrip("/") + "/" + site.url_prefix(lang)
+    text = json.dumps(settings).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return output[: match.start(2)] + text + output[match.end(2) :]
+
+
+def drop_head_alternates(output: str) -> str:
+    head, sep, body = output.partition("</head>")
+    head, found = HEAD_ALTERNATE.subn("", head)
+    if not found:
+        raise UpstreamChanged("no <link rel=alternate hreflang> in <head>: check whether this fix is still needed")
+    return head + sep + body
+
+
+def on_post_page(output, page, config):
+    lang = building(config)
+    output = drop_head_alternates(output)
+    return output if lang == site.default_language() else set_search_base(output, lang)
+
+
+def on_template_context(context, template_name, config):
+    """The 404 page's language switcher leads to the language roots, not to the last page built."""
+    if template_name != "404.html":
+        return context
+    i18n = config.plugins.get("i18n")
+    if i18n is not None and i18n.extra_alternate:
+        config.extra.alternate = deepcopy(i18n.extra_alternate)  # an attribute, as the plugin sets it
+    context["qkv_prefix"] = {lang: site.url_prefix(lang) for lang in site.languages()}
+    return context
+
+
+_not_found_pages: dict[str, str] = {}
+
+
+def on_post_template(output, template_name, config):
+    """Keep the default language's 404.html at the root; the others go to <lang>/404.html."""
+    if template_name != "404.html" or "i18n" not in config.plugins:
+        return output
+    lang = building(config)
+    output = drop_head_alternates(output)
+    output = set_search_base(output, lang) if lang != site.default_language() else output
+    if lang == site.default_language():
+        _not_found_pages[lang] = output
+        return output
+    target = Path(config.site_dir) / site.url_prefix(lang) / "404.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(output, encoding="utf-8")
+    return _not_found_pages.get(site.default_language(), output)
+
+
+@event_priority(-200)  # after the search plugin has written the index
+def on_post_build(config):
+    index_path = Path(config.site_dir) / "search" / "search_index.json"
+    if not index_path.exists():
+        return
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    # notebook pages repeat their chapter's text: search lists the chapter, not its copy
+    index["docs"] = [d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"])]
+    for lang in site.languages()[1:]:
+        prefix = site.url_prefix(lang)
+        mine = [
+            dict(d, location=d["location"][len(prefix) :]) for d in index["docs"] if d["location"].startswith(prefix)
+        ]
+        if not mine:
+            continue  # this language's pass has not run yet
+        index["docs"] = [d for d in index["docs"] if not d["location"].startswith(prefix)]
+        out = Path(config.site_dir) / prefix / "search" / "search_index.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({**index, "docs": mine}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    index_path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")

@@ -1,0 +1,119 @@
+"""Link previews: OpenGraph and Twitter card data for every page, and a card image drawn at build time.
+
+The image (1200 x 630 PNG, ``cards/<page>.png`` in each language's root) shows
+the page title and the site's name, drawn with matplotlib and the CJK font the
+figures use: no network, no cairo. Cards are cached in ``.cache/cards/`` by
+their content. ``overrides/main.html`` writes the meta tags from
+``page.meta["qkv_card"]``; the page description (also Material's
+``<meta name="description">``) is the page's first paragraph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import io
+import re
+import textwrap
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+from qkvsite import config as site
+from qkvsite.hooks import building
+
+WIDTH, HEIGHT = 1200, 630
+LOCALES = {"zh": "zh_CN", "en": "en_US"}
+TAGLINE = {
+    "zh": "每段代码都可运行 · 每个数字都是算出来的",
+    "en": "Every block runs · every number was computed",
+}
+CACHE = site.ROOT / ".cache" / "cards"
+CARD_VERSION = "1"  # change to redraw every cached card
+
+
+def card_path(page_url: str) -> str:
+    """cards/<name>.png for a page URL relative to its language root ('' is the home page)."""
+    name = page_url.strip("/").replace("/", "-") or "index"
+    return f"cards/{name}.png"
+
+
+def draw_card(title: str, site_name: str, lang: str) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qkvsite.figures import setup_fonts
+
+    setup_fonts()
+    fig = plt.figure(figsize=(WIDTH / 100, HEIGHT / 100), dpi=100)
+    fig.patch.set_facecolor("#1a237e")
+    ax = fig.add_axes([0, 0, 1, 1])
+    ax.set_axis_off()
+    ax.add_patch(plt.Rectangle((0, 0), 0.025, 1, color="#ffab40", transform=ax.transAxes))
+    width = 16 if lang == "zh" else 30
+    lines = textwrap.wrap(title, width=width)[:3]
+    ax.text(0.07, 0.84, site_name, color="#c5cae9", fontsize=30, va="top", transform=ax.transAxes)
+    ax.text(0.07, 0.56, "\n".join(lines), color="white", fontsize=56, fontweight="bold", va="center", linespacing=1.2)
+    ax.text(0.07, 0.1, TAGLINE[lang], color="#ffe0b2", fontsize=26, transform=ax.transAxes)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def cached_card(title: str, site_name: str, lang: str) -> bytes:
+    key = hashlib.sha256("\0".join([CARD_VERSION, title, site_name, lang]).encode()).hexdigest()[:20]
+    path = CACHE / f"{key}.png"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(draw_card(title, site_name, lang))
+    return path.read_bytes()
+
+
+def page_title(file: File) -> str:
+    text = Path(file.abs_src_path).read_text(encoding="utf-8")
+    match = re.search(r"^# (.+)$", text, re.M)
+    return match[1].strip() if match else file.name
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (-100) has sorted the files by language
+def on_files(files, config):
+    lang = building(config)
+    for file in list(files.documentation_pages()):
+        url = file.url.removeprefix(site.url_prefix(lang))
+        card = File.generated(config, card_path(url), content=cached_card(page_title(file), config.site_name, lang))
+        card.dest_uri = site.url_prefix(lang) + card.dest_uri
+        files.append(card)
+    return files
+
+
+def first_paragraph(content: str, limit: int) -> str:
+    match = re.search(r"<p>(.*?)</p>", content, re.S)
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match[1] if match else "")).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    stop = max(cut.rfind(p) for p in "。；.;")
+    return cut[: stop + 1] if stop > limit // 2 else cut.rsplit(" ", 1)[0] + "…"
+
+
+def on_page_content(content, page, config, files):
+    lang = building(config)
+    # Material writes page.meta.description into <meta name="description"> as it is: escape it here
+    page.meta.setdefault("description", html.escape(first_paragraph(content, 120 if lang == "zh" else 200)))
+    url = page.url.removeprefix(site.url_prefix(lang))
+    page.meta["qkv_card"] = {
+        "type": "website" if page.is_homepage else "article",
+        "title": config.site_name if page.is_homepage else f"{page.title} - {config.site_name}",
+        "description": html.unescape(page.meta["description"]),  # the template escapes
+        "url": page.canonical_url,
+        "locale": LOCALES[lang],
+        "alternate_locales": [LOCALES[other] for other in site.languages() if other != lang],
+        "image": config.site_url.rstrip("/") + "/" + site.url_prefix(lang) + card_path(url),
+        "width": WIDTH,
+        "height": HEIGHT,
+    }
+    return content

@@ -1,0 +1,111 @@
+"""Every code block labelled with where it comes from, linked to that source in the repository.
+
+A Python block gets the snippet file it includes as its title, plus "continues
+the block above" for a ``cont`` block and "requires torch >= X.Y" where its code
+(or a block it continues) declares it; an output block is titled "Output".
+Authors write only the markers and declarations; the labels follow from them
+(``qkvsite.dialect``), so the page and the tests cannot disagree. Each file name
+in a title links to the snippet's lines in the repository, and a Markdown link
+``[text](repo:path)`` links to a file of the repository (``README.md``).
+"""
+
+import html
+import re
+
+from mkdocs.plugins import event_priority
+
+from qkvsite import config as site
+from qkvsite.dialect import Block, Page
+
+LABELS = {
+    "zh": {"cont": "接上一段代码，需先运行上一段", "output": "输出", "requires": "需要 torch ≥ {}"},
+    "en": {
+        "cont": "continues the block above: run that one first",
+        "output": "Output",
+        "requires": "requires torch ≥ {}",
+    },
+}
+
+
+def block_title(block: Block, lang: str) -> str:
+    labels = LABELS[lang]
+    parts = [block.includes[0].path]
+    if block.continues:
+        parts.append(labels["cont"])
+    if block.requires:
+        parts.append(labels["requires"].format(block.requires))
+    return " · ".join(parts)
+
+
+def add_titles(page: Page) -> str:
+    """The page's Markdown with a title on every Python block and output block."""
+    lines = page.text.split("\n")
+    titles = []
+    for block in page.blocks:
+        if block.includes:
+            titles.append((block.fence, block_title(block, page.lang)))
+        if block.output:
+            titles.append((block.output, LABELS[page.lang]["output"]))
+    for fence, title in titles:
+        if "title=" not in fence.info:
+            lines[fence.start] = f'{fence.indent}{fence.ticks}{fence.info} title="{title}"'
+    return "\n".join(lines)
+
+
+def section_lines(path: str, section: str | None) -> tuple[int, int] | None:
+    """First and last line of a snippet section in its file (1-based), or None for a whole file."""
+    if section is None:
+        return None
+    lines = (site.ROOT / path).read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if f"[start:{section}]" in line)
+    end = next(i for i, line in enumerate(lines) if f"[end:{section}]" in line)
+    return start + 2, end
+
+
+def source_url(config, block: Block) -> str:
+    """The block's first snippet section in the repository, e.g. .../blob/main/snippets/x.py#L4-L20."""
+    include = block.includes[0]
+    url = repo_url(config, include.path)
+    lines = section_lines(include.path, include.section)
+    return f"{url}#L{lines[0]}-L{lines[1]}" if lines else url
+
+
+REPO_LINK = re.compile(r"\]\(repo:([^)\s]+)\)")
+
+
+def repo_url(config, path: str) -> str:
+    """A file of the repository on its host, at the branch of edit_uri."""
+    blob = config.edit_uri.replace("edit/", "blob/", 1).removesuffix("docs/")
+    return f"{config.repo_url.rstrip('/')}/{blob}{path}"
+
+
+def on_page_markdown(markdown, page, config, files):
+    markdown = REPO_LINK.sub(lambda m: f"]({repo_url(config, m[1])})", markdown)
+    parsed = Page(page.file.abs_src_path, text=markdown)
+    page.meta["qkv_sources"] = [
+        (block.includes[0].path, source_url(config, block)) for block in parsed.blocks if block.includes
+    ]
+    return add_titles(parsed)
+
+
+TITLE = re.compile(r'<span class="filename">(snippets/[^<\s]+\.py)')
+
+
+@event_priority(-50)
+def on_page_content(html_text, page, config, files):
+    """Link the file name in each block title, in page order."""
+    sources = iter(page.meta.get("qkv_sources", []))
+
+    def link(match):
+        path, url = next(sources)
+        assert path == match[1], (path, match[1])
+        return f'<span class="filename"><a href="{html.escape(url)}">{match[1]}</a>'
+
+    return TITLE.sub(link, html_text)
+
+
+def on_page_context(context, page, config, nav):
+    """A notebook page is generated from its chapter page: "edit this page" edits the chapter page."""
+    if page.edit_url and page.file.src_uri.startswith("notebooks/"):
+        page.edit_url = page.edit_url.replace("/docs/notebooks/", "/docs/", 1)
+    return context

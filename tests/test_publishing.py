@@ -1,0 +1,115 @@
+"""The site as published: under a sub-path (SITE_URL), linked to its source (REPO_URL), with link previews."""
+
+import re
+import xml.etree.ElementTree as ET
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from qkvsite import config
+from qkvsite.dialect import Page
+from tests.conftest import REPO_URL, SITE_URL
+
+NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
+PAGES = config.source_pages()
+IDS = [p.name for p in PAGES]
+
+
+def built(site, page: Path) -> str:
+    url = config.page_url(config.page_name(page), config.language_of(page))
+    return (site / url / "index.html").read_text(encoding="utf-8")
+
+
+def head(html: str) -> str:
+    return html[: html.index("</head>")]
+
+
+def meta(html: str, key: str) -> list[str]:
+    """The content of every <meta property|name="key"> in the head."""
+    return [
+        unescape(m) for m in re.findall(rf'<meta (?:property|name)="{re.escape(key)}" content="([^"]*)"', head(html))
+    ]
+
+
+def sitemap(site) -> dict[str, dict[str, str]]:
+    """Each <loc> of sitemap.xml with its hreflang alternates."""
+    root = ET.parse(site / "sitemap.xml").getroot()
+    return {
+        url.find("s:loc", NS).text: {a.get("hreflang"): a.get("href") for a in url.findall("x:link", NS)}
+        for url in root.findall("s:url", NS)
+    }
+
+
+def test_sitemap_lists_every_page_of_both_editions_under_site_url_with_hreflang_alternates(site):
+    entries = sitemap(site)
+    for page in PAGES:
+        name = config.page_name(page)
+        loc = SITE_URL + config.page_url(name, config.language_of(page))
+        assert loc in entries, loc
+        assert entries[loc] == {lang: SITE_URL + config.page_url(name, lang) for lang in config.languages()}
+    assert "None" not in (site / "sitemap.xml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_every_page_has_its_canonical_url_and_link_preview_in_its_language(site, page):
+    html = built(site, page)
+    lang, name = config.language_of(page), config.page_name(page)
+    url = SITE_URL + config.page_url(name, lang)
+    assert f'<link rel="canonical" href="{url}">' in head(html)
+    assert meta(html, "og:url") == [url]
+    assert meta(html, "og:locale") == [{"zh": "zh_CN", "en": "en_US"}[lang]]
+    title = Page(page).text.split("\n", 1)[0].removeprefix("# ")
+    assert title in meta(html, "og:title")[0] and meta(html, "twitter:title") == meta(html, "og:title")
+    (description,) = meta(html, "og:description")
+    assert len(description) > 20 and description == meta(html, "description")[0]
+    (image,) = meta(html, "og:image")
+    assert image.startswith(SITE_URL) and (site / image.removeprefix(SITE_URL)).read_bytes()[:4] == b"\x89PNG"
+    assert meta(html, "twitter:card") == ["summary_large_image"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_every_page_links_to_its_source_and_to_edit_it(site, page):
+    html = built(site, page)
+    source = f"docs/{page.name}"
+    assert f'href="{REPO_URL}/edit/main/{source}"' in html
+    assert f'href="{REPO_URL}/raw/main/{source}"' in html
+    assert (config.ROOT / source).is_file()
+
+
+@pytest.mark.parametrize("chapter", config.chapters())
+def test_a_notebook_page_edits_its_chapter_page(site, chapter):
+    html = (site / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
+    assert f'href="{REPO_URL}/edit/main/docs/{chapter}.zh.md"' in html
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_every_code_block_title_links_to_the_lines_of_its_snippet_section(site, page):
+    links = re.findall(r'<span class="filename"><a href="([^"]+)">([^<]+)</a>', built(site, page))
+    blocks = Page(page).blocks
+    assert len(links) == len(blocks)
+    for (href, shown), block in zip(links, blocks, strict=True):
+        include = block.includes[0]
+        assert shown == include.path
+        match = re.fullmatch(rf"{re.escape(REPO_URL)}/blob/main/(\S+)#L(\d+)-L(\d+)", unescape(href))
+        assert match and match[1] == include.path, href
+        lines = (config.ROOT / include.path).read_text(encoding="utf-8").split("\n")
+        first, last = int(match[2]), int(match[3])
+        assert f"[start:{include.section}]" in lines[first - 2] and f"[end:{include.section}]" in lines[last]
+
+
+def test_the_home_page_links_the_readme_in_the_repository(site):
+    for lang in config.languages():
+        html = (site / config.url_prefix(lang) / "index.html").read_text(encoding="utf-8")
+        assert f'href="{REPO_URL}/blob/main/README.md"' in html
+        assert "repo:" not in html
+
+
+@pytest.mark.parametrize("lang", config.languages())
+def test_404_pages_use_the_site_root_for_styles_and_links(site, lang):
+    html = (site / config.url_prefix(lang) / "404.html").read_text(encoding="utf-8")
+    base = SITE_URL.removeprefix("https://readers.example")
+    hrefs = re.findall(r'(?:href|src)="([^"#]+)"', html)
+    local = [h for h in hrefs if not h.startswith(("http://", "https://", "data:"))]
+    assert local and all(h.startswith(base) for h in local), [h for h in local if not h.startswith(base)]
+    assert f'<html lang="{lang}"' in html
