@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test
+.PHONY: serve build test record
 
 serve: $(VENV)/.installed
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
@@ -16,12 +16,19 @@ build: $(VENV)/.installed
 test: $(VENV)/.installed node_modules/.installed
 	bash .ci/system-packages chromium
 	$(BIN)/python -m pytest
+	@echo "Page blocks again on another CPU code path (no AVX) and one thread: outputs must not depend on the machine"
+	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest docs -q -p no:cacheprovider
 
-$(VENV)/.installed: requirements.txt .ci/system-packages
+# make test, with the verification records written where they are committed (verification/records/)
+record: export QKV_RECORD_DIR := verification/records
+record: test
+
+$(VENV)/.installed: requirements.txt pyproject.toml .ci/system-packages
 	bash .ci/system-packages fonts-noto-cjk
 	python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
 node_modules/.installed: package.json package-lock.json

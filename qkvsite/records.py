@@ -13,7 +13,7 @@ import os
 import platform
 import re
 import subprocess
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def environment() -> dict:
 def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) -> dict:
     env = environment()
     return {
-        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "runner": _runner(),
         **_commit(),
         "device": "cuda" if require_cuda else "cpu",

@@ -10,34 +10,35 @@ import pytest
 import torch
 import yaml
 
-from snippets.figures import load_all, run_example
-from tests.page_blocks import DOCS, ROOT, pages, read_blocks
+from qkvsite import config
+from qkvsite.config import DOCS, ROOT, source_pages
+from qkvsite.dialect import Page
+from qkvsite.figures import load_all, run_example
 
 LABEL_CONT = {"zh": "接上一段代码", "en": "continues the block above"}
 
 
 def lang_of(page) -> str:
-    return page.suffixes[-2].lstrip(".")
+    return config.language_of(page)
 
 
 def html_of(site, page):
-    """The built HTML of docs/<name>.<lang>.md: <name>/index.html, under en/ for English."""
-    name = page.name.split(".")[0]
-    root = site if lang_of(page) == "zh" else site / lang_of(page)
-    return (root / ("index.html" if name == "index" else f"{name}/index.html")).read_text(encoding="utf-8")
+    """The built HTML of docs/<name>.<lang>.md."""
+    url = config.page_url(config.page_name(page), lang_of(page))
+    return (site / url / "index.html").read_text(encoding="utf-8")
 
 
 def test_strict_build_succeeds(site):
     assert (site / "index.html").is_file()
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_every_rendered_python_block_is_collected_and_run(site, page):
     rendered = html_of(site, page).count('class="language-python highlight"')
-    assert rendered == len(read_blocks(page))
+    assert rendered == len(Page(page).blocks)
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_python_comes_only_from_snippets(page):
     fences = re.findall(r"^```(?:python|py)\b[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
     for body in fences:
@@ -45,10 +46,12 @@ def test_python_comes_only_from_snippets(page):
         assert lines and all(re.match(r'--8<-- "snippets/', line) for line in lines), body
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_continuations_are_labelled_on_the_page(site, page):
-    continuing = sum(block.continues for block in read_blocks(page))
-    titles = re.findall(r'<span class="filename">([^<]*)</span>', html_of(site, page))
+    continuing = sum(block.continues for block in Page(page).blocks)
+    titles = [
+        re.sub(r"<[^>]+>", "", t) for t in re.findall(r'<span class="filename">(.*?)</span>', html_of(site, page))
+    ]
     assert sum(LABEL_CONT[lang_of(page)] in title for title in titles) == continuing
 
 
@@ -58,7 +61,7 @@ def test_code_blocks_carry_their_language_class(site):
     assert 'class="language-text highlight"' in html
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_chinese_headings_get_readable_anchors(site, page):
     ids = re.findall(r'<h[2-4] id="([^"]+)"', html_of(site, page))
     assert [i for i in ids if re.fullmatch(r"_\d*", i)] == [], ids
@@ -84,7 +87,7 @@ def test_figure_labels_are_text_in_the_page_language(site):
 
 def test_every_figure_is_used_and_none_is_committed():
     for lang in ["zh", "en"]:
-        text = "\n".join(p.read_text(encoding="utf-8") for p in pages() if lang_of(p) == lang)
+        text = "\n".join(p.read_text(encoding="utf-8") for p in source_pages() if lang_of(p) == lang)
         for name in load_all():
             assert f"](figures/{name}.svg)" in text, f"figure {name} is drawn but no {lang} page shows it"
     tracked = subprocess.run(["git", "ls-files", "docs"], cwd=ROOT, capture_output=True, text=True).stdout
@@ -105,7 +108,7 @@ def test_require_cuda_fails_without_cuda():
 
 
 def test_pytest_header_names_the_device(pytestconfig):
-    from tests.page_blocks import pytest_report_header
+    from qkvsite.pytest_plugin import pytest_report_header
 
     (line,) = pytest_report_header(pytestconfig)
     assert ("cuda (" if torch.cuda.is_available() else "cpu (CUDA not available)") in line
@@ -120,8 +123,8 @@ def workflow(name):
 
 @pytest.mark.parametrize(
     "tool",
-    [["actionlint", "-color=false"], ["zizmor", "--offline", "--persona=pedantic", str(WORKFLOWS)]],
-    ids=["actionlint", "zizmor"],
+    [["actionlint", "-color=false"], ["zizmor", "--offline", "--persona=auditor", str(WORKFLOWS)]],
+    ids=["actionlint", "zizmor-auditor"],
 )
 def test_workflows_pass_linters(tool):
     exe = shutil.which(tool[0], path=os.path.dirname(sys.executable))
@@ -136,25 +139,50 @@ def test_every_action_is_pinned_by_commit_sha():
             assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", uses), f"{path.name}: {uses}"
 
 
-def test_gpu_job_requires_cuda_and_never_runs_pull_requests():
+def triggers(flow) -> dict:
+    return flow[True]  # `on:` parses as True
+
+
+def test_gpu_workflow_runs_only_trusted_events_and_is_never_cancelled():
+    gpu = workflow("gpu.yml")
+    assert set(triggers(gpu)) == {"push", "workflow_dispatch", "schedule"}
+    assert triggers(gpu)["push"] == {"branches": ["main"]}
+    assert gpu["concurrency"]["cancel-in-progress"] is False
+    (job,) = gpu["jobs"].values()
+    assert "self-hosted" in job["runs-on"] and "gpu" in job["runs-on"]
+    assert job["env"]["REQUIRE_CUDA"] == "1" and job["env"]["CHROMIUM"]
+    assert job["timeout-minutes"] <= 120
+    assert any("setup-python" in step.get("uses", "") for step in job["steps"])
+    # no other workflow may use the GPU runner
+    for path in WORKFLOWS.glob("*.yml"):
+        if path.name != "gpu.yml":
+            assert "self-hosted" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_pages_deploys_only_a_push_to_main_whose_cpu_tests_passed():
     ci = workflow("ci.yml")
-    gpu = ci["jobs"]["gpu"]
-    assert "gpu" in gpu["runs-on"] and "self-hosted" in gpu["runs-on"]
-    assert gpu["env"]["REQUIRE_CUDA"] == "1"
-    assert "pull_request" not in gpu["if"]
-    assert "pull_request" in ci[True]  # `on:` parses as True; the CPU job runs on pull requests
+    pages, deploy = ci["jobs"]["pages"], ci["jobs"]["deploy"]
+    assert pages["needs"] == "cpu" and deploy["needs"] == "pages"
+    for job in (pages, deploy):
+        assert job["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    build = next(step for step in pages["steps"] if step.get("run") == "make build")
+    assert build["env"]["SITE_URL"] == "${{ steps.pages.outputs.base_url }}/"
+    assert "github.repository" in build["env"]["REPO_URL"]
+    assert deploy["concurrency"]["cancel-in-progress"] is False
+    assert "pull_request" in triggers(ci)  # the tests themselves run on pull requests
 
 
-def test_permissions_are_minimal():
-    for name in ["ci.yml", "pages.yml"]:
-        flow = workflow(name)
-        assert flow["permissions"] == {}
-        for job in flow["jobs"].values():
+def test_every_job_has_a_timeout_and_minimal_permissions():
+    for path in WORKFLOWS.glob("*.yml"):
+        flow = workflow(path.name)
+        assert flow["permissions"] == {}, path.name
+        for name, job in flow["jobs"].items():
+            assert job.get("timeout-minutes"), f"{path.name}: {name}"
             assert set(job["permissions"].values()) <= {"read", "write"}
             writes = {k for k, v in job["permissions"].items() if v == "write"}
-            assert writes <= {"pages", "id-token"}
-    deploy = workflow("pages.yml")["jobs"]["deploy"]
-    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+            assert writes <= {"pages", "id-token"}, f"{path.name}: {name}"
+            if writes:
+                assert name == "deploy" and job["permissions"] == {"pages": "write", "id-token": "write"}
 
 
 def test_python_passes_ruff():

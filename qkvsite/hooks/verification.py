@@ -1,0 +1,103 @@
+"""The Verification page and the footer's claim, both generated from the committed records.
+
+``verification/records/*.json`` are written by test runs (``qkvsite.records``).
+The footer says which devices and torch versions ran every page block, and
+"GPU: not yet run" until a CUDA record exists; the Verification page lists the
+records themselves in place of the line ``<!-- verification-records -->``.
+"""
+
+from mkdocs.plugins import event_priority
+
+from qkvsite import config as site
+from qkvsite import records
+from qkvsite.hooks import building
+
+PLACEHOLDER = "<!-- verification-records -->"
+
+TEXT = {
+    "zh": {
+        "cpu": "每段代码都已在 CPU 上运行并核对输出（torch {versions}）",
+        "gpu": "GPU（CUDA）：{versions}",
+        "none": "尚未运行",
+        "more": "验证记录",
+        "header": "| 日期 | 设备 | torch | Python | 代码块 | 提交 | 运行于 |",
+        "blocks": "{passed} 通过",
+        "failed": "，{failed} 失败",
+        "skipped": "，{skipped} 跳过（需要更新的 torch）",
+        "runner": {"local": "开发者机器", "ci": "CI（.ci/run）", "github-actions": "GitHub Actions"},
+        "threads": "{n} 线程",
+        "no_records": "还没有提交任何验证记录。",
+    },
+    "en": {
+        "cpu": "Every code block has run on CPU with its output checked (torch {versions})",
+        "gpu": "GPU (CUDA): {versions}",
+        "none": "not yet run",
+        "more": "Verification records",
+        "header": "| Date | Device | torch | Python | Blocks | Commit | Run on |",
+        "blocks": "{passed} passed",
+        "failed": ", {failed} failed",
+        "skipped": ", {skipped} skipped (need a newer torch)",
+        "runner": {"local": "a developer's machine", "ci": "CI (.ci/run)", "github-actions": "GitHub Actions"},
+        "threads": "{n} threads",
+        "no_records": "No verification record has been committed yet.",
+    },
+}
+
+
+def claim(lang: str, recs: list[dict]) -> dict:
+    """The footer: what the records prove, per device."""
+    text, proven = TEXT[lang], records.summary(recs)
+    parts = []
+    if proven["cpu"]:
+        parts.append(text["cpu"].format(versions=", ".join(proven["cpu"])))
+    parts.append(text["gpu"].format(versions=", ".join(f"torch {v}" for v in proven["cuda"]) or text["none"]))
+    return {"text": "; ".join(parts) + ".", "more": text["more"], "link": site.page_url("verification", lang)}
+
+
+def device(rec: dict, lang: str) -> str:
+    if rec["device"] == "cuda":
+        return f"{rec['cuda']['device']} (CUDA {rec['cuda']['version']})"
+    threads = TEXT[lang]["threads"].format(n=rec["threads"])
+    return f"{rec['cpu']} ({rec['cpu_capability']}, {threads})"
+
+
+def blocks(rec: dict, lang: str) -> str:
+    text, counts = TEXT[lang], rec["page_blocks"]
+    out = text["blocks"].format(**counts)
+    if counts["failed"]:
+        out += text["failed"].format(**counts)
+    if counts["skipped"]:
+        out += text["skipped"].format(**counts)
+    return out
+
+
+def table(lang: str, recs: list[dict], repo_url: str) -> str:
+    text = TEXT[lang]
+    if not recs:
+        return text["no_records"]
+    rows = [text["header"], "| --- | --- | --- | --- | --- | --- | --- |"]
+    for rec in recs:
+        commit = rec.get("commit") or ""
+        link = f"[`{commit[:7]}`]({repo_url.rstrip('/')}/commit/{commit})" if commit else "—"
+        if commit and not rec.get("clean", True):
+            link += " +"
+        torch_version = rec["torch"].split("+")[0]
+        rows.append(
+            f"| {rec['date'][:10]} | {device(rec, lang)} | {torch_version} | {rec['python']} | {blocks(rec, lang)} "
+            f"| {link} | {text['runner'].get(rec['runner'], rec['runner'])} |"
+        )
+    return "\n".join(rows)
+
+
+@event_priority(-50)  # after mkdocs-static-i18n has switched the language
+def on_config(config):
+    config.extra["qkv_verified"] = claim(building(config), records.load_all())
+    return config
+
+
+def on_page_markdown(markdown, page, config, files):
+    if site.page_name(page.file.src_uri) != "verification":
+        return markdown
+    if PLACEHOLDER not in markdown:
+        raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the records go")
+    return markdown.replace(PLACEHOLDER, table(building(config), records.load_all(), config.repo_url))
