@@ -9,7 +9,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 d = 8
 linear = nn.Linear(d, d).to(device)
-W_q, W_k, W_v = ((torch.randn(d, d) / d**0.5).to(device) for _ in range(3))
+W_q, W_k, W_v = (torch.randn(d, d).to(device) / d**0.5 for _ in range(3))
 
 
 def attention(X):

@@ -9,7 +9,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 n, d_model, d_k = 6, 32, 16
 X = torch.randn(n, d_model).to(device)
-W_q, W_k, W_v = (torch.randn(3, d_model, d_k) / d_model**0.5).to(device)
+W_q, W_k, W_v = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
 Q, K, V = X @ W_q, X @ W_k, X @ W_v
 
 with_scale = F.scaled_dot_product_attention(Q, K, V)  # divides by √d_k

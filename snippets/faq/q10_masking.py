@@ -49,8 +49,9 @@ causal = torch.ones(
 def show(title, weights):  # 1 where query (row) gives weight to key (column)
     if weights.ndim != 2:
         raise ValueError(f"weights must be (L, S), got {tuple(weights.shape)}")
-    rows = [" ".join(str(int(w > 0)) for w in row) for row in weights.cpu()]
-    nan_rows = [i for i, row in enumerate(weights.cpu()) if row.isnan().all()]
+    gives = (weights > 0).int().tolist()  # compared on the device
+    rows = [" ".join(map(str, row)) for row in gives]
+    nan_rows = weights.isnan().all(dim=-1).nonzero().flatten().tolist()
     print(f"{title}: {' | '.join(rows)}   NaN rows: {nan_rows}")
 
 

@@ -14,8 +14,8 @@ X = torch.randn(L, E, generator=gen).to(device)  # (L, E)
 
 
 def param(*shape):
-    # made on the CPU, so that every device gets the same numbers
-    return (torch.randn(*shape, generator=gen) / E**0.5).to(device)
+    # drawn on the CPU, so that every device gets the same numbers
+    return torch.randn(*shape, generator=gen).to(device) / E**0.5
 
 
 # every head has its own three projection matrices, each (E, d_k)

@@ -20,7 +20,8 @@ print(Q.shape, K.shape, V.shape)
 # step 1: every query against every key
 scores = Q @ K.transpose(-2, -1)  # (4, 6) @ (6, 4) -> (4, 4)
 print(scores.cpu())
-print(torch.allclose(scores[1, 2], Q[1] @ K[2]))  # scores[i, j] = q_i · k_j
+# scores[i, j] = q_i · k_j (float32 sums it in another order: use atol)
+print(torch.allclose(scores[1, 2], Q[1] @ K[2], atol=1e-5))
 # --8<-- [end:step1]
 
 # --8<-- [start:step2]

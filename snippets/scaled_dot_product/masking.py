@@ -58,8 +58,8 @@ import torch.nn.functional as F
 mha = nn.MultiheadAttention(6, num_heads=1, bias=False, batch_first=True)
 mha = mha.to(device)
 with torch.no_grad():  # identity projections: mha(q, k, v) is plain attention
-    mha.in_proj_weight.copy_(torch.eye(6).repeat(3, 1))
-    mha.out_proj.weight.copy_(torch.eye(6))
+    mha.in_proj_weight.copy_(torch.eye(6, device=device).repeat(3, 1))
+    mha.out_proj.weight.copy_(torch.eye(6, device=device))
 
 out_mha, _ = mha(q, k, v, key_padding_mask=pad)  # True = do NOT attend
 same = F.scaled_dot_product_attention(q, k, v, attn_mask=pad[:, None, :])

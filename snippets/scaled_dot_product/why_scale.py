@@ -26,10 +26,12 @@ max_weight = {"raw": [], "scaled": []}
 grad_norm = {"raw": [], "scaled": []}
 print(" d_k  max weight: raw / scaled  median |grad|: raw / scaled")
 for d_k in d_ks:
-    q = torch.randn(rows, 1, d_k, generator=g).to(device)
-    k = torch.randn(rows, n_keys, d_k, generator=g).to(device)
+    # float64: float32 rounding would show in the tiny raw gradients
+    q = torch.randn(rows, 1, d_k, generator=g).to(device, torch.float64)
+    k = torch.randn(rows, n_keys, d_k, generator=g).to(device, torch.float64)
     dots = (q * k).sum(dim=-1)  # (rows, n_keys): one row of scores per query
-    u = torch.randn(rows, n_keys, generator=g).to(device)  # gradient from above
+    # u: the gradient from above
+    u = torch.randn(rows, n_keys, generator=g).to(device, torch.float64)
     for name, s in (("raw", dots), ("scaled", dots / d_k**0.5)):
         s.requires_grad_()
         weights = torch.softmax(s, dim=-1)
