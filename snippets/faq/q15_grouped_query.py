@@ -18,6 +18,7 @@ print("W^K == W^V:", torch.equal(W_k, W_v))
 # --8<-- [end:packed]
 
 # --8<-- [start:gqa]
+# requires torch >= 2.5: enable_gqa
 import torch
 import torch.nn.functional as F
 
@@ -40,10 +41,11 @@ print(tuple(out.shape), "== repeat_interleave of K/V")
 # --8<-- [end:gqa]
 
 # --8<-- [start:kv_cache]
+import torch
+
 # KV cache while generating: K and V of every past token, in every layer
 layers, H, d_head, L, batch = 32, 32, 128, 4096, 1
-dtype = torch.float16
-element = torch.empty((), dtype=dtype, device=device).element_size()
+element = torch.finfo(torch.float16).bits // 8  # bytes per float16 number
 
 for name, G in [("MHA, G = H", H), ("GQA, G = 8", 8), ("MQA, G = 1", 1)]:
     kv_bytes = 2 * layers * batch * G * L * d_head * element  # 2: K and V

@@ -40,6 +40,7 @@ print(torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1).cpu())
 # --8<-- [end:fully_masked]
 
 # --8<-- [start:float16]
+# requires torch >= 2.2: float16 softmax on the CPU
 half = row.half()
 hide_one = torch.tensor([[False, True, False]], device=device)
 try:
