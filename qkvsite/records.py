@@ -99,15 +99,20 @@ def load_all(directory: Path = RECORDS) -> list[dict]:
 
 
 def passed(rec: dict) -> bool:
+    """No page block failed and some ran (blocks that need a newer torch may have been skipped)."""
     blocks = rec["page_blocks"]
     return blocks["failed"] == 0 and blocks["passed"] > 0
 
 
-def summary(records: list[dict]) -> dict:
-    """What the records prove, per device: the torch versions whose run of every page block passed."""
-    proven: dict[str, set[str]] = {"cpu": set(), "cuda": set()}
+def summary(records: list[dict]) -> dict[str, dict[str, list[str]]]:
+    """What the records prove, per device: the torch versions that ran every page block ("all"), and those
+    that ran every block except the ones declaring a newer torch ("all_but_newer")."""
+    proven = {device: {"all": set(), "all_but_newer": set()} for device in ("cpu", "cuda")}
     for rec in records:
         if passed(rec):
-            proven[rec["device"]].add(rec["torch"].split("+")[0])
+            kind = "all" if rec["page_blocks"]["skipped"] == 0 else "all_but_newer"
+            proven[rec["device"]][kind].add(rec["torch"].split("+")[0])
     key = lambda v: tuple(int(x) for x in re.findall(r"\d+", v))  # noqa: E731
-    return {device: sorted(versions, key=key) for device, versions in proven.items()}
+    for kinds in proven.values():
+        kinds["all_but_newer"] -= kinds["all"]
+    return {device: {kind: sorted(v, key=key) for kind, v in kinds.items()} for device, kinds in proven.items()}

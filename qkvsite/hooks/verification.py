@@ -16,9 +16,14 @@ PLACEHOLDER = "<!-- verification-records -->"
 
 TEXT = {
     "zh": {
-        "cpu": "每段代码都已在 CPU 上运行并核对输出（torch {versions}）",
-        "gpu": "GPU（CUDA）：{versions}",
-        "none": "尚未运行",
+        "device": {"cpu": "CPU", "cuda": "GPU（CUDA）"},
+        "all": "{device} 上每段代码都已运行并核对输出：torch {versions}",
+        "all_but_newer": "torch {versions} 上也是，标明需要更新 torch 的代码块除外",
+        "none": "{device}：尚未运行",
+        "and": "、",
+        "aside": "（{}）",
+        "separator": "；",
+        "end": "。",
         "more": "验证记录",
         "header": "| 日期 | 设备 | torch | Python | 代码块 | 提交 | 运行于 |",
         "blocks": "{passed} 通过",
@@ -29,9 +34,14 @@ TEXT = {
         "no_records": "还没有提交任何验证记录。",
     },
     "en": {
-        "cpu": "Every code block has run on CPU with its output checked (torch {versions})",
-        "gpu": "GPU (CUDA): {versions}",
-        "none": "not yet run",
+        "device": {"cpu": "CPU", "cuda": "GPU (CUDA)"},
+        "all": "Every code block has run on {device} with its output checked: torch {versions}",
+        "all_but_newer": "on torch {versions} too, except the blocks labelled with a newer torch",
+        "none": "{device}: not yet run",
+        "and": ", ",
+        "aside": " ({})",
+        "separator": "; ",
+        "end": ".",
         "more": "Verification records",
         "header": "| Date | Device | torch | Python | Blocks | Commit | Run on |",
         "blocks": "{passed} passed",
@@ -46,12 +56,18 @@ TEXT = {
 
 def claim(lang: str, recs: list[dict]) -> dict:
     """The footer: what the records prove, per device."""
-    text, proven = TEXT[lang], records.summary(recs)
-    parts = []
-    if proven["cpu"]:
-        parts.append(text["cpu"].format(versions=", ".join(proven["cpu"])))
-    parts.append(text["gpu"].format(versions=", ".join(f"torch {v}" for v in proven["cuda"]) or text["none"]))
-    return {"text": "; ".join(parts) + ".", "more": text["more"], "link": site.page_url("verification", lang)}
+    text, parts = TEXT[lang], []
+    for device, proven in records.summary(recs).items():
+        name = text["device"][device]
+        if not proven["all"] and not proven["all_but_newer"]:
+            parts.append(text["none"].format(device=name))
+            continue
+        part = text["all"].format(device=name, versions=text["and"].join(proven["all"])) if proven["all"] else ""
+        if proven["all_but_newer"]:
+            rest = text["all_but_newer"].format(versions=text["and"].join(proven["all_but_newer"]))
+            part = part + text["aside"].format(rest) if part else rest
+        parts.append(part)
+    return {"text": text["separator"].join(parts) + text["end"], "more": text["more"], "link": site.page_url("verification", lang)}
 
 
 def device(rec: dict, lang: str) -> str:
