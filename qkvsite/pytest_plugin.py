@@ -185,7 +185,8 @@ def pytest_addoption(parser):
 
 
 def pytest_collect_file(file_path: Path, parent):
-    if file_path.parent == config.DOCS and config.PAGE_NAME.match(file_path.name):
+    # docs/<page>.<lang>.md; the generated docs/notebooks/ are not pages
+    if file_path.parent.name == config.DOCS.name and config.PAGE_NAME.match(file_path.name):
         return MarkdownPage.from_parent(parent, path=file_path)
 
 

@@ -1,10 +1,13 @@
 """The page-block runner (qkvsite.pytest_plugin) catches what it promises to catch."""
 
+import json
+
 import pytest
+import torch
 from pymdownx.snippets import SnippetMissingError
 
 from qkvsite.dialect import Page
-from qkvsite.pytest_plugin import BlockFailed, check_output, run_block
+from qkvsite.pytest_plugin import BlockFailed, check_output, reworded, run_block
 
 INCLUDE = '--8<-- "snippets/dot_product/two_vectors.py:{}"'
 REAL_OUTPUT = "cat · dog = 1.70\ncat · car = 0.18\ncat · cat = 1.65\n"
@@ -148,3 +151,82 @@ def test_gpu_rule_checks_each_block_alone_not_the_blocks_it_continues(tmp_path):
     # the first block computes on cpu (and fails alone); the second, run after it, is judged by its own ops
     chain = Page(page(tmp_path, python("import torch\ny = torch.randn(3).exp()"), CONT, python("z = y")))
     run_block(chain, 1, {}, accelerator="meta")
+
+
+# --- the plugin through pytest's own collection (pytester) -----------------------------------------------------
+
+pytest_plugins = ["pytester"]
+
+CHAIN = "\n\n".join(
+    [
+        "# A page",
+        python("import torch\nx = torch.ones(3)\nprint(int(x.sum()))"),
+        output("3\n"),
+        CONT,
+        python("x = x * 2\nprint(int(x.sum()))"),
+        output("6\n"),
+        python("print('fresh')"),
+        output("fresh\n"),
+    ]
+)
+
+
+@pytest.fixture
+def project(pytester, monkeypatch, tmp_path_factory):
+    monkeypatch.setenv("QKV_RECORD_DIR", str(tmp_path_factory.mktemp("records")))  # not the repository's
+    pytester.makeconftest('pytest_plugins = ["qkvsite.pytest_plugin"]')
+    pytester.mkdir("docs")
+    return pytester
+
+
+def test_pytest_collects_every_block_of_a_page_as_its_own_test(project):
+    (project.path / "docs" / "page.zh.md").write_text(CHAIN + "\n", encoding="utf-8")
+    result = project.runpytest("docs", "-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*docs/page.zh.md::line 3 PASSED*", "*line 16 PASSED*", "*line 26 PASSED*"])
+
+
+def test_a_continuation_selected_alone_runs_the_blocks_it_continues_first(project):
+    (project.path / "docs" / "page.zh.md").write_text(CHAIN + "\n", encoding="utf-8")
+    project.runpytest("docs/page.zh.md::line 16", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_generated_notebook_pages_are_not_collected(project):
+    (project.path / "docs" / "notebooks").mkdir()
+    (project.path / "docs" / "notebooks" / "page.zh.md").write_text(CHAIN + "\n", encoding="utf-8")
+    (project.path / "docs" / "notes.md").write_text(CHAIN + "\n", encoding="utf-8")  # not <page>.<lang>.md
+    project.runpytest("docs", "-p", "no:cacheprovider").assert_outcomes()
+
+
+def test_update_outputs_rewrites_a_changed_output_and_the_next_run_passes(project):
+    page = project.path / "docs" / "page.en.md"
+    page.write_text(CHAIN.replace("6\n", "7\n") + "\n", encoding="utf-8")
+    project.runpytest("docs", "-p", "no:cacheprovider").assert_outcomes(passed=2, failed=1)
+    project.runpytest("docs", "--update-outputs", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+    assert page.read_text(encoding="utf-8") == CHAIN + "\n"
+    project.runpytest("docs", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+
+def test_a_block_that_requires_a_newer_torch_is_skipped_with_the_blocks_that_continue_it(project):
+    newer = CHAIN.replace("import torch\n", "# requires torch >= 99.0\nimport torch\n")
+    (project.path / "docs" / "page.zh.md").write_text(newer + "\n", encoding="utf-8")
+    result = project.runpytest("docs", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*requires torch >= 99.0*"])
+
+
+def test_a_run_writes_its_verification_record(project, tmp_path):
+    (project.path / "docs" / "page.zh.md").write_text(CHAIN.replace("6\n", "7\n") + "\n", encoding="utf-8")
+    project.runpytest("docs", f"--record-dir={tmp_path}", "-p", "no:cacheprovider")
+    (path,) = tmp_path.glob("*.json")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["page_blocks"] == {"passed": 2, "failed": 1, "skipped": 0}
+    assert record["device"] == "cpu" and record["torch"] == torch.__version__
+
+
+def test_an_output_in_another_torch_versions_wording_still_matches():
+    page_says = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x3)\n"
+    assert reworded("RuntimeError: mm: mat1 and mat2 shapes cannot be multiplied (4x3 and 5x3)\n") == page_says
+    assert reworded("value cannot be converted to type at::Half without overflow") == reworded(
+        "value cannot be converted to type c10::Half without overflow"
+    )
