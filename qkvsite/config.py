@@ -116,6 +116,7 @@ def _nav_pages(items) -> list[str]:
 
 
 CHAPTERS_SECTION = 0  # the chapters are the first section of the nav
+NOTEBOOKS_SECTION = "笔记本"  # the nav section of their notebooks, added at build time (nav_translations names it)
 
 
 @cache

@@ -31,6 +31,8 @@ KNOWN_MARKERS = OUTPUT_MARKERS | {"cont"}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`]*)$")
 INCLUDE = re.compile(r'^\s*--8<--\s+"(?P<path>[^":]+)(?::(?P<section>[\w-]+))?"\s*$')
 REQUIRES = re.compile(r"^\s*# requires torch >= (?P<version>\d+\.\d+)\b", re.M)
+FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+TITLE = re.compile(r"^# (.+)$", re.M)
 FIGURE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\(figures/(?P<name>[\w-]+)\.svg\)\s*$")
 PYTHON = {"python", "py"}
 
@@ -189,6 +191,26 @@ class Page:
     @property
     def lang(self) -> str:
         return config.language_of(self.path)
+
+    @cached_property
+    def meta(self) -> dict:
+        """The page's YAML front matter (MkDocs' page.meta): a chapter's `description`."""
+        import yaml
+
+        match = FRONT_MATTER.match(self.text)
+        return (yaml.safe_load(match[1]) or {}) if match else {}
+
+    @property
+    def body(self) -> str:
+        """The page without its front matter."""
+        match = FRONT_MATTER.match(self.text)
+        return self.text[match.end() :].lstrip("\n") if match else self.text
+
+    @property
+    def title(self) -> str:
+        """The first heading: '2. Where Q, K and V come from'."""
+        match = TITLE.search(self.text)
+        return match[1].strip() if match else self.path.stem
 
     @cached_property
     def blocks(self) -> list[Block]:

@@ -56,6 +56,8 @@ def chapter_markdown(page: Page, chapter: str) -> str:
     """
     lines = page.text.split("\n")
     replace: dict[int, tuple[int, list[str]]] = {}  # first line -> (last line, new lines)
+    if front := page.text[: len(page.text) - len(page.body)]:
+        replace[0] = (front.count("\n") - 1, [])  # the front matter is the site's, not the notebook's
     for block in page.blocks:
         fence = block.fence
         code = [fence.indent + line if line else line for line in block.code.rstrip("\n").split("\n")]

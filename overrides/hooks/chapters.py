@@ -1,6 +1,6 @@
-"""MkDocs hook: The notebook section of the nav, made from the chapter list (``qkvsite.config.chapters``).
+"""MkDocs hook: The chapter list, written once (the first section of mkdocs.yml's nav, ``qkvsite.config.chapters``).
 
 The handlers live in qkvsite.hooks.chapters; this file only hands them to MkDocs.
 """
 
-from qkvsite.hooks.chapters import on_config  # noqa: F401
+from qkvsite.hooks.chapters import on_config, on_page_markdown  # noqa: F401

@@ -102,8 +102,11 @@ def first_paragraph(content: str, limit: int) -> str:
 
 def on_page_content(content, page, config, files):
     lang = building(config)
+    # a chapter's front matter describes it; other pages are described by their first paragraph.
     # Material writes page.meta.description into <meta name="description"> as it is: escape it here
-    page.meta.setdefault("description", html.escape(first_paragraph(content, 120 if lang == "zh" else 200)))
+    described = page.meta.get("description") or first_paragraph(content, 120 if lang == "zh" else 200)
+    described = described.replace("`", "")
+    page.meta["description"] = html.escape(described[:1].upper() + described[1:])
     url = page.url.removeprefix(site.url_prefix(lang))
     page.meta["qkv_card"] = {
         "type": "website" if page.is_homepage else "article",

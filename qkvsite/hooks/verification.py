@@ -67,7 +67,11 @@ def claim(lang: str, recs: list[dict]) -> dict:
             rest = text["all_but_newer"].format(versions=text["and"].join(proven["all_but_newer"]))
             part = part + text["aside"].format(rest) if part else rest
         parts.append(part)
-    return {"text": text["separator"].join(parts) + text["end"], "more": text["more"], "link": site.page_url("verification", lang)}
+    return {
+        "text": text["separator"].join(parts) + text["end"],
+        "more": text["more"],
+        "link": site.page_url("verification", lang),
+    }
 
 
 def device(rec: dict, lang: str) -> str:
