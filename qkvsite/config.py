@@ -125,3 +125,18 @@ def chapters() -> list[str]:
     sections = [next(iter(item.values())) for item in mkdocs_yml()["nav"] if isinstance(item, dict)]
     sections = [entries for entries in sections if isinstance(entries, list)]
     return [page.removesuffix(".md") for page in _nav_pages(sections[CHAPTERS_SECTION])]
+
+
+def torch_version() -> str:
+    """The installed torch, without importing it (a warm build need not load torch)."""
+    from importlib.metadata import version
+
+    return version("torch")
+
+
+def example_device() -> str:
+    """The device the examples pick ("cuda" if torch.cuda.is_available()), told without importing torch:
+    CUDA needs a CUDA build of torch and the CUDA driver library."""
+    import ctypes.util
+
+    return "cpu" if "+cpu" in torch_version() or ctypes.util.find_library("cuda") is None else "cuda"

@@ -1,29 +1,47 @@
-"""Notebook edition of the chapters, generated from the chapter pages.
+"""Notebook edition of the chapters, generated from the chapter pages and executed once per chapter.
 
-A chapter page (``docs/<chapter>.<lang>.md``) becomes a Jupytext Markdown
-notebook: its prose becomes Markdown cells and its Python blocks, with their
-``--8<--`` includes expanded, become code cells. The code therefore comes from
-the same ``snippets/`` sections as the page and is never kept twice. Printed
-outputs shown on the page are dropped: the notebook's outputs are the ones its
-own execution produces (mkdocs-jupyter runs it at build time).
+A chapter page (``docs/<chapter>.<lang>.md``) becomes a notebook: its prose
+becomes Markdown cells and its Python blocks, with their ``--8<--`` includes
+expanded, become code cells. The code therefore comes from the same
+``snippets/`` sections as the page and is never kept twice. Printed outputs
+shown on the page are dropped: the notebook's outputs are the ones its own
+execution produces.
+
+Both languages have the same code cells, so a chapter's code is executed once,
+top to bottom in a fresh Jupyter kernel (nbclient; an error fails the build),
+and both editions get those outputs. The outputs are cached in
+``.cache/notebook-runs/`` under a key made of the code, the torch and Python
+versions and the device; an entry whose key, shape or checksum does not match
+is never used, it is executed again. The executed notebooks are written to
+``.cache/generated/`` (outside ``docs/``, so ``mkdocs serve`` does not watch
+them) for mkdocs-jupyter to render; the download is the same notebook with its
+figures attached.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import platform
 import re
+import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
+import nbformat
 
 from qkvsite import config
 from qkvsite.dialect import MARKER, Page
 
 HEADER = {
     "zh": "本笔记本由[本章页面](../../{chapter}/)自动生成，代码与页面上的代码块完全相同。"
-    "可以[下载 .ipynb 文件](../{chapter}.ipynb)，在 Jupyter 或 Colab 里从上到下运行。",
+    "可以[下载 .ipynb 文件]({chapter}.ipynb)，在 Jupyter 或 Colab 里从上到下运行。",
     "en": "This notebook is generated from [the chapter page](../../{chapter}/); its code is the page's code. "
-    "[Download the .ipynb file](../{chapter}.ipynb) to run it top to bottom in Jupyter or Colab.",
+    "[Download the .ipynb file]({chapter}.ipynb) to run it top to bottom in Jupyter or Colab.",
 }
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -92,18 +110,25 @@ def chapter_markdown(page: Page, chapter: str) -> str:
 
 
 def chapter_notebook(page: Page, chapter: str):
-    """The notebook (nbformat) of one chapter page, with a Python 3 kernel."""
+    """The notebook (nbformat) of one chapter page, with a Python 3 kernel and stable cell ids."""
     notebook = jupytext.reads(chapter_markdown(page, chapter), fmt="md")
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata.pop("jupytext", None)
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{index}"  # nbformat's ids are random: the same chapter must give the same file
     return notebook
 
 
+def code_of(notebook) -> list[str]:
+    return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+
+
 def embed_figures(notebook, lang: str):
-    """Figures as cell attachments, so the downloaded notebook shows them without the site."""
+    """A copy with the figures as cell attachments, so the downloaded notebook shows them without the site."""
     from qkvsite.figures import load_all, render
 
     load_all()
+    notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
             continue
@@ -113,8 +138,8 @@ def embed_figures(notebook, lang: str):
     return notebook
 
 
-def write_if_changed(path, content: str) -> bool:
-    """Write only when the content changed, so `mkdocs serve` does not rebuild forever."""
+def write_if_changed(path: Path, content: str) -> bool:
+    """Write only when the content changed: an unchanged file keeps mkdocs-jupyter's cache entry."""
     if path.exists() and path.read_text(encoding="utf-8") == content:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,19 +147,138 @@ def write_if_changed(path, content: str) -> bool:
     return True
 
 
-def write_notebooks(docs_dir: Path, snippet_settings: dict | None = None) -> list[Path]:
-    """docs/notebooks/<chapter>.<lang>.md (rendered by mkdocs-jupyter) and .ipynb (the download)."""
-    written = []
+# --- executing each chapter once -------------------------------------------
+
+CACHE = config.ROOT / ".cache"
+RUNS = CACHE / "notebook-runs"
+GENERATED = config.DOCS  # notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
+RUN_FORMAT = 2  # change to execute every chapter again
+
+
+def run_key(code: list[str]) -> str:
+    """What a chapter's outputs depend on: its code, torch, Python and the device."""
+    material = {
+        "format": RUN_FORMAT,
+        "code": code,
+        "torch": config.torch_version(),
+        "python": platform.python_version(),
+        "device": config.example_device(),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _checksum(key: str, outputs: list) -> str:
+    return hashlib.sha256((key + json.dumps(outputs, sort_keys=True)).encode()).hexdigest()
+
+
+def cached_outputs(chapter: str, key: str, cells: int) -> list | None:
+    """The outputs of an earlier run of exactly this code, or None: a stale, edited or broken entry is not used."""
+    try:
+        entry = json.loads((RUNS / f"{chapter}.json").read_text(encoding="utf-8"))
+        outputs = entry["outputs"]
+        valid = entry["key"] == key and len(outputs) == cells and entry["checksum"] == _checksum(key, outputs)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return outputs if valid else None
+
+
+def store_outputs(chapter: str, key: str, outputs: list) -> None:
+    RUNS.mkdir(parents=True, exist_ok=True)
+    entry = {"key": key, "outputs": outputs, "checksum": _checksum(key, outputs)}
+    temporary = RUNS / f"{chapter}.json.tmp"
+    temporary.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
+    temporary.replace(RUNS / f"{chapter}.json")
+
+
+def execute(code: list[str]) -> list:
+    """Run the cells top to bottom in a fresh kernel, in an empty directory; return each cell's outputs."""
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": KERNEL})
+    notebook.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)]
+    with tempfile.TemporaryDirectory() as empty:
+        client = NotebookClient(
+            notebook, timeout=600, kernel_name="python3", allow_errors=False, resources={"metadata": {"path": empty}}
+        )
+        client.execute()
+    return [coalesce_streams(cell.outputs) for cell in notebook.cells]
+
+
+def coalesce_streams(outputs: list) -> list:
+    """One output per run of prints to the same stream: the kernel may send a line in pieces."""
+    merged = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if previous and output.output_type == previous.output_type == "stream" and output.name == previous.name:
+            previous.text += output.text
+        else:
+            merged.append(output)
+    return merged
+
+
+@dataclass
+class Edition:
+    """One chapter's notebook in one language: the page mkdocs-jupyter renders, and the download.
+
+    Both are files under GENERATED: the page ``notebooks/<chapter>.<lang>.ipynb`` (served at
+    ``notebooks/<chapter>/``) and the download ``notebooks/<chapter>/<chapter>.<lang>.ipynb``
+    (served next to it as ``<chapter>.ipynb``), each language's under its own prefix.
+    """
+
+    chapter: str
+    lang: str
+
+    @property
+    def page(self) -> str:
+        return f"notebooks/{self.chapter}.{self.lang}.ipynb"
+
+    @property
+    def download(self) -> str:
+        return f"notebooks/{self.chapter}/{self.chapter}.{self.lang}.ipynb"
+
+
+def with_outputs(notebook, outputs: list, key: str):
+    notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))  # a copy
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for count, (cell, cell_outputs) in enumerate(zip(code, outputs, strict=True), start=1):
+        cell.execution_count = count
+        cell.outputs = [nbformat.from_dict(output) for output in cell_outputs]
+        for output in cell.outputs:
+            if "execution_count" in output:
+                output.execution_count = count
+    notebook.metadata["qkv"] = {"run": key}
+    return notebook
+
+
+def build_notebooks(snippet_settings: dict | None = None, workers: int | None = None) -> list[Edition]:
+    """Every chapter's notebook in every language, executed (or taken from the run cache)."""
+    notebooks = {
+        (chapter, lang): chapter_notebook(
+            Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings), chapter
+        )
+        for chapter in config.chapters()
+        for lang in config.languages()
+    }
+    runs = {}
     for chapter in config.chapters():
-        for lang in config.languages():
-            page = Page(docs_dir / f"{chapter}.{lang}.md", settings=snippet_settings)
-            notebook = chapter_notebook(page, chapter)
-            files = {
-                "md": jupytext.writes(notebook, fmt="md"),  # rendered on the site, figures linked
-                "ipynb": jupytext.writes(embed_figures(notebook, lang), fmt="ipynb"),  # the download
-            }
-            for ext, content in files.items():
-                path = docs_dir / "notebooks" / f"{chapter}.{lang}.{ext}"
-                if write_if_changed(path, content):
-                    written.append(path)
-    return written
+        codes = {lang: code_of(notebooks[chapter, lang]) for lang in config.languages()}
+        code = codes[config.default_language()]
+        if any(other != code for other in codes.values()):
+            raise ValueError(f"{chapter}: the editions' code differs; both must include the same sections")
+        key = run_key(code)
+        runs[chapter] = (code, key, cached_outputs(chapter, key, len(code)))
+    missing = [chapter for chapter, (_, _, outputs) in runs.items() if outputs is None]
+    with ThreadPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
+        for chapter, outputs in zip(missing, pool.map(lambda c: execute(runs[c][0]), missing), strict=True):
+            code, key, _ = runs[chapter]
+            store_outputs(chapter, key, outputs)
+            runs[chapter] = (code, key, outputs)
+    editions = []
+    for (chapter, lang), notebook in notebooks.items():
+        _, key, outputs = runs[chapter]
+        executed = with_outputs(notebook, outputs, key)
+        edition = Edition(chapter, lang)
+        write_if_changed(GENERATED / edition.page, nbformat.writes(executed))
+        write_if_changed(GENERATED / edition.download, nbformat.writes(embed_figures(executed, lang)))
+        editions.append(edition)
+    return editions

@@ -119,11 +119,11 @@ def test_home_page_lists_every_chapter_with_its_description(site, lang):
     for chapter in config.chapters():
         page = Page(DOCS / f"{chapter}.{lang}.md")
         assert f'href="{chapter}/"' in home
-        assert re.sub(r"`[^`]+`", "", page.meta["description"])[:20] in re.sub(r"<[^>]+>", "", home)
+        assert page.meta["description"].split("`")[0][:20] in re.sub(r"<[^>]+>", "", home)
 
 
 def first_heading(name, lang):
-    return text(name, lang).split("\n", 1)[0].removeprefix("# ")
+    return Page(DOCS / f"{name}.{lang}.md").title
 
 
 @pytest.mark.parametrize("lang", LANGS)

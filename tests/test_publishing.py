@@ -59,7 +59,7 @@ def test_every_page_has_its_canonical_url_and_link_preview_in_its_language(site,
     assert f'<link rel="canonical" href="{url}">' in head(html)
     assert meta(html, "og:url") == [url]
     assert meta(html, "og:locale") == [{"zh": "zh_CN", "en": "en_US"}[lang]]
-    title = Page(page).text.split("\n", 1)[0].removeprefix("# ")
+    title = Page(page).title
     assert title in meta(html, "og:title")[0] and meta(html, "twitter:title") == meta(html, "og:title")
     (description,) = meta(html, "og:description")
     assert len(description) > 20 and description == meta(html, "description")[0]

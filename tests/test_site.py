@@ -190,3 +190,46 @@ def test_python_passes_ruff():
     assert ruff, "ruff is not installed (requirements.txt)"
     result = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- build caches that wrap upstream code: in place, and changing nothing ---------------------------------------
+
+
+def test_highlighting_is_memoised_and_gives_what_pygments_gives():
+    import pymdownx.highlight
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    from qkvsite.hooks import render_cache
+
+    assert pymdownx.highlight.highlight is render_cache.highlight, "pymdownx no longer calls pygments by that name"
+    code = "x = torch.ones(3)  # three\nprint(x @ x)\n"
+    expected = highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True))
+    for _ in range(2):  # computed, then remembered
+        assert (
+            render_cache.highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)) == expected
+        )
+
+
+def test_search_entries_taken_from_the_cache_equal_a_fresh_parse(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import markdown
+    from material.plugins.search.plugin import SearchIndex
+    from mkdocs.structure.toc import get_toc
+
+    from qkvsite.hooks import search
+
+    monkeypatch.setattr(search, "CACHE", tmp_path)
+    md = markdown.Markdown(extensions=["toc"])
+    content = md.convert("# 注意力\n\n点积衡量相似度。\n\n## Softmax\n\nEvery row sums to 1.\n")
+    page = SimpleNamespace(content=content, toc=get_toc(md.toc_tokens), url="dot-product/", title="注意力", meta={})
+    settings = {"lang": ["zh"], "separator": r"[\s\-]", "pipeline": [], "fields": {}}
+    fresh, cached = SearchIndex(**settings), SearchIndex(**settings)
+    fresh.add_entry_from_context(page)
+    search.cached_indexing(cached)
+    cached.add_entry_from_context(page)  # parsed, then stored
+    cached.add_entry_from_context(page)  # from the cache
+    assert fresh.entries and cached.entries == fresh.entries * 2
+    assert len(list(tmp_path.glob("*.json"))) == 1

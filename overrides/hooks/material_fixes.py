@@ -3,4 +3,4 @@
 The handlers live in qkvsite.hooks.material_fixes; this file only hands them to MkDocs.
 """
 
-from qkvsite.hooks.material_fixes import on_post_build, on_post_page, on_post_template, on_template_context  # noqa: F401
+from qkvsite.hooks.material_fixes import on_post_page, on_post_template, on_template_context  # noqa: F401

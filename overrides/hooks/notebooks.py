@@ -1,6 +1,6 @@
-"""MkDocs hook: The notebook edition of every chapter, generated before each build (``qkvsite.notebooks``).
+"""MkDocs hook: The notebook edition: each chapter executed once, rendered in both languages (``qkvsite.notebooks``).
 
 The handlers live in qkvsite.hooks.notebooks; this file only hands them to MkDocs.
 """
 
-from qkvsite.hooks.notebooks import on_pre_build  # noqa: F401
+from qkvsite.hooks.notebooks import on_files, on_post_build, on_pre_build, on_serve  # noqa: F401

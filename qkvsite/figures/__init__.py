@@ -3,18 +3,27 @@
 Each chapter module registers drawing functions with :func:`figure`. A drawing
 function receives the namespace of an example script (its variables after it
 ran) and the page language, and returns a matplotlib Figure. The MkDocs hook
-in ``overrides/hooks/figures.py`` renders every registered figure to SVG for
-every language; nothing is committed as an image file.
+(``qkvsite.hooks.figures``) renders every registered figure to SVG for every
+language; nothing is committed as an image file.
+
+Rendered SVGs are cached on disk (``.cache/figures/``), keyed by everything
+that can change them: the figure's module and this one, the example and the
+snippet modules it imports, the language, and the versions of torch and
+matplotlib. An example runs once for all the figures and languages that use
+it; under ``mkdocs serve`` an edited figure module is reloaded.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
+import hashlib
 import importlib
 import io
 import pkgutil
 import runpy
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +36,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
-SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
+ROOT = Path(__file__).resolve().parents[2]
+SNIPPETS = ROOT / "snippets"
+CACHE = ROOT / ".cache" / "figures"
+CACHE_FORMAT = "1"  # change to redraw every cached figure
 
 CJK_FONTS = [
     "Noto Sans CJK SC",
@@ -47,6 +59,10 @@ class Figure:
     example: str  # snippet file it takes its values from, relative to snippets/
     draw: Draw
 
+    @property
+    def module_file(self) -> Path:
+        return Path(sys.modules[self.draw.__module__].__file__)
+
 
 FIGURES: dict[str, Figure] = {}
 
@@ -65,18 +81,59 @@ def figure(name: str, example: str) -> Callable[[Draw], Draw]:
     return register
 
 
+def snippet_sources(example: str) -> list[Path]:
+    """The example's file and every snippets module it imports, directly or not."""
+    return _imports(*_stamp(SNIPPETS / example))
+
+
+def _stamp(path: Path) -> tuple[Path, int]:
+    return path, path.stat().st_mtime_ns
+
+
+@functools.lru_cache(maxsize=256)
+def _imports(path: Path, mtime_ns: int) -> list[Path]:
+    seen, todo = [], [path]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.append(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                if name.startswith("snippets."):
+                    module = ROOT / Path(*name.split("."))
+                    todo += [module.with_suffix(".py"), module / "__init__.py"]
+    return sorted(seen)
+
+
+def _fingerprint(paths) -> str:
+    return _fingerprint_of(tuple(_stamp(path) for path in paths))
+
+
+@functools.lru_cache(maxsize=256)
+def _fingerprint_of(stamped: tuple[tuple[Path, int], ...]) -> str:
+    """A hash of the files' contents, computed again only when one of them changed (mtime)."""
+    digest = hashlib.sha256()
+    for path, _ in stamped:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def run_example(example: str) -> dict:
     """Run snippets/<example> as a script (output discarded); return its variables.
 
-    Cached until the file changes: both languages' figures share one run, and
-    ``mkdocs serve`` reruns an example after it is edited.
+    Memoised by the content of the example and of the snippets modules it imports:
+    the figures of both languages share one run, and an edit runs it again.
     """
-    path = SNIPPETS / example
-    return _run_script(str(path), path.stat().st_mtime_ns)
+    return _run_script(str(SNIPPETS / example), _fingerprint(snippet_sources(example)))
 
 
 @functools.cache
-def _run_script(path: str, mtime_ns: int) -> dict:
+def _run_script(path: str, fingerprint: str) -> dict:
+    for module in [m for m in sys.modules if m.startswith("snippets.")]:
+        del sys.modules[module]  # imported anew: one of them may have been edited
     with contextlib.redirect_stdout(io.StringIO()):
         return runpy.run_path(path, run_name="__main__")
 
@@ -113,14 +170,34 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
     return buffer.getvalue()
 
 
+def cache_key(name: str, lang: str) -> str:
+    """Everything that can change figure ``name`` in ``lang``."""
+    from qkvsite.config import example_device, torch_version
+
+    spec = FIGURES[name]
+    versions = f"{CACHE_FORMAT} {name} {lang} matplotlib {matplotlib.__version__} torch {torch_version()}"
+    versions += f" {example_device()}"
+    sources = [Path(__file__), spec.module_file, *snippet_sources(spec.example)]
+    return hashlib.sha256(versions.encode() + _fingerprint(sources).encode()).hexdigest()[:24]
+
+
 def render(name: str, lang: str) -> bytes:
-    """SVG bytes of figure ``name`` with labels in ``lang`` (cached until its example changes)."""
-    example = SNIPPETS / FIGURES[name].example
-    return _render(name, lang, example.stat().st_mtime_ns)
+    """SVG bytes of figure ``name`` with labels in ``lang``, from the disk cache when nothing changed."""
+    key = cache_key(name, lang)
+    path = CACHE / f"{name}.{lang}.{key}.svg"
+    if path.is_file():
+        return path.read_bytes()
+    svg = _draw(name, lang)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for stale in CACHE.glob(f"{name}.{lang}.*.svg"):
+        stale.unlink()
+    temporary = path.with_suffix(".tmp")
+    temporary.write_bytes(svg)
+    temporary.replace(path)  # a build stopped halfway leaves no truncated figure behind
+    return svg
 
 
-@functools.cache
-def _render(name: str, lang: str, mtime_ns: int) -> bytes:
+def _draw(name: str, lang: str) -> bytes:
     setup_fonts()
     spec = FIGURES[name]
     values = run_example(spec.example)
@@ -193,8 +270,25 @@ def weighted_rows(
     return fig
 
 
+_loaded: dict[str, int] = {}  # figure module -> mtime of the file it was imported from
+
+
 def load_all() -> dict[str, Figure]:
-    """Import every figure module in this package so that all figures are registered."""
-    for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")
+    """Import every figure module of this package, so that all figures are registered.
+
+    A module whose file changed since it was imported (``mkdocs serve``) is
+    imported again, its old figures dropped first.
+    """
+    for info in pkgutil.iter_modules(__path__):
+        name = f"{__name__}.{info.name}"
+        mtime = Path(__path__[0], f"{info.name}.py").stat().st_mtime_ns
+        if name in sys.modules and _loaded.get(name) == mtime:
+            continue
+        for figure_name in [f for f, spec in FIGURES.items() if spec.draw.__module__ == name]:
+            del FIGURES[figure_name]
+        if name in sys.modules:
+            importlib.reload(sys.modules[name])
+        else:
+            importlib.import_module(name)
+        _loaded[name] = mtime
     return FIGURES

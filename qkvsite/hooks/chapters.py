@@ -20,7 +20,7 @@ PLACEHOLDER = "<!-- chapters -->"
 @event_priority(100)  # before mkdocs-static-i18n reads the nav
 def on_config(config):
     nav = [item for item in config.nav if not (isinstance(item, dict) and NOTEBOOKS in item)]
-    config.nav = nav + [{NOTEBOOKS: [f"notebooks/{chapter}.md" for chapter in site.chapters()]}]
+    config.nav = nav + [{NOTEBOOKS: [f"notebooks/{chapter}.ipynb" for chapter in site.chapters()]}]
     return config
 
 

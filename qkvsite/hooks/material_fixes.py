@@ -10,13 +10,10 @@ footer, link previews). What is left here:
    ``sitemap.xml``; the header's language switcher keeps its links. (No template
    block can drop them: the plugin sets ``config.extra.alternate`` as an
    attribute per page, which Jinja reads before any override could.)
-2. Search per language. Material writes one index for the whole site, so an
-   English query listed Chinese pages and the other way round. After the build
-   the index is split: ``search/search_index.json`` for Chinese,
-   ``en/search/search_index.json`` for English. Notebook pages, which repeat
-   their chapter's text, are left out. English pages must look for theirs under
-   ``en/``: the ``base`` of Material's ``__config`` JSON is set to the language's
-   root (read and written as JSON; a page without it fails the build).
+2. Search per language (``qkvsite.hooks.search`` splits the index): English
+   pages must look for theirs under ``en/``, so the ``base`` of Material's
+   ``__config`` JSON is set to the language's root (read and written as JSON;
+   a page without it fails the build).
 3. A 404 page per language, with that language's switcher. Every language pass
    renders the theme's 404.html to the site root, and after the pages the
    switcher still holds the last page's links. The alternates are set back to
@@ -28,8 +25,6 @@ import json
 import re
 from copy import deepcopy
 from pathlib import Path
-
-from mkdocs.plugins import event_priority
 
 from qkvsite import config as site
 from qkvsite.hooks import building
@@ -98,25 +93,3 @@ def on_post_template(output, template_name, config):
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(output, encoding="utf-8")
     return _not_found_pages.get(site.default_language(), output)
-
-
-@event_priority(-200)  # after the search plugin has written the index
-def on_post_build(config):
-    index_path = Path(config.site_dir) / "search" / "search_index.json"
-    if not index_path.exists():
-        return
-    index = json.loads(index_path.read_text(encoding="utf-8"))
-    # notebook pages repeat their chapter's text: search lists the chapter, not its copy
-    index["docs"] = [d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"])]
-    for lang in site.languages()[1:]:
-        prefix = site.url_prefix(lang)
-        mine = [
-            dict(d, location=d["location"][len(prefix) :]) for d in index["docs"] if d["location"].startswith(prefix)
-        ]
-        if not mine:
-            continue  # this language's pass has not run yet
-        index["docs"] = [d for d in index["docs"] if not d["location"].startswith(prefix)]
-        out = Path(config.site_dir) / prefix / "search" / "search_index.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({**index, "docs": mine}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    index_path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")

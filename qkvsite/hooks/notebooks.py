@@ -1,27 +1,111 @@
-"""The notebook edition of every chapter, generated before each build (``qkvsite.notebooks``).
+"""The notebook edition: each chapter executed once, rendered in both languages (``qkvsite.notebooks``).
 
-Each chapter page becomes a Jupytext Markdown notebook
-(``docs/notebooks/<chapter>.<lang>.md``, rendered and executed by mkdocs-jupyter)
-and the ``.ipynb`` readers download. Both are generated (git-ignored) and
-rewritten only when their content changes.
+Before each build every chapter's notebook is generated from its pages and
+executed (or its outputs taken from the run cache) into ``.cache/generated/``;
+those files join the build before mkdocs-jupyter and mkdocs-static-i18n see the
+files, so each language gets its own notebook page and download. mkdocs-jupyter
+only renders them (``execute: false`` in mkdocs.yml).
 
-mkdocs-jupyter caches executions by the notebook's content, so an edited
-snippet (which changes the generated notebook) is executed again. It also
-evicts every cache entry its build did not use; each language is a separate
-build, so each gets its own cache directory and they do not evict each other.
+mkdocs-jupyter caches each rendering by the notebook's content, in a directory
+per language (its eviction would otherwise drop the other language's entries).
+Its cache entries are not checked by mkdocs-jupyter: a checksum manifest
+written after each build makes a changed or truncated entry be deleted, so it
+is rendered again rather than served.
 """
 
+import hashlib
+import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from mkdocs.plugins import event_priority
+from mkdocs_jupyter.plugin import NotebookFile
 
+from qkvsite import config as site
 from qkvsite.hooks import building
-from qkvsite.notebooks import write_notebooks
+from qkvsite.notebooks import CACHE, Edition, build_notebooks
+
+_editions: list[Edition] = []
 
 
-@event_priority(100)  # before the files are collected
+def _render_cache(config) -> Path:
+    return CACHE / "mkdocs-jupyter" / building(config)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_render_cache(directory: Path) -> list[Path]:
+    """Delete every entry the manifest does not vouch for; return what was deleted."""
+    manifest_path = directory / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    dropped = [p for p in directory.glob("*.json") if p != manifest_path and manifest.get(p.name) != _digest(p)]
+    for path in dropped:
+        path.unlink()
+    return dropped
+
+
+def write_render_manifest(directory: Path) -> None:
+    if directory.is_dir():
+        entries = {p.name: _digest(p) for p in directory.glob("*.json") if p.name != "manifest.json"}
+        (directory / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
+
+
+@event_priority(100)
 def on_pre_build(config):
-    write_notebooks(Path(config.docs_dir))
+    if building(config) == site.default_language():  # the first pass builds every language's notebooks
+        _editions[:] = build_notebooks()
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
-        jupyter.config["cache_dir"] = str(Path(".cache", "mkdocs-jupyter", building(config)))
+        directory = _render_cache(config)
+        directory.mkdir(parents=True, exist_ok=True)
+        check_render_cache(directory)
+        jupyter.config["cache_dir"] = str(directory)
+
+
+@event_priority(-150)  # after mkdocs-static-i18n (-100)
+def on_files(files, config):
+    """The notebook pages are pages again.
+
+    mkdocs-jupyter marks .ipynb files as pages (its NotebookFile), and
+    mkdocs-static-i18n then rebuilds every file as a plain File: it keeps the
+    page's URL but no longer counts it as a page. Each is wrapped again, with the
+    URL the i18n plugin gave it and the alternates its language switcher needs.
+    """
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    for file in [f for f in files if f.src_uri.endswith(".ipynb") and f.dest_uri.endswith("index.html")]:
+        page = NotebookFile(file, config.use_directory_urls, config.site_dir)
+        page.dest_path, page.abs_dest_path, page.url = file.dest_path, file.abs_dest_path, file.url
+        # the plugin computes alternates for pages only, so it gave these none: the language switcher's links
+        chapter = Path(file.src_uri).name.split(".")[0]
+        page.alternates = {
+            lang: SimpleNamespace(url=site.url_prefix(lang) + f"notebooks/{chapter}/") for lang in site.languages()
+        }
+        if jupyter is None or not jupyter.should_include(page):
+            raise RuntimeError(f"{file.src_uri}: mkdocs-jupyter does not render this notebook")
+        files.remove(file)
+        files.append(page)
+    return files
+
+
+@event_priority(-300)  # after mkdocs-jupyter has written and evicted its cache entries
+def on_post_build(config):
+    # the default language's pass ends after the other languages' passes (mkdocs-static-i18n runs them inside
+    # its own post-build), so this writes every language's manifest
+    for lang in site.languages():
+        write_render_manifest(CACHE / "mkdocs-jupyter" / lang)
+
+
+def on_serve(server, config, builder):
+    """Watch docs/ but not the generated docs/notebooks/: writing them must not start another rebuild."""
+    docs = Path(config.docs_dir)
+    server.unwatch(str(docs))
+    server.watch(str(docs), recursive=False)  # the pages; a new page is seen too
+    for entry in docs.iterdir():
+        if entry.is_dir() and entry.name != "notebooks":
+            server.watch(str(entry))
+    return server

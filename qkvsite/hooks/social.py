@@ -35,7 +35,7 @@ CARD_VERSION = "1"  # change to redraw every cached card
 
 def card_path(page_url: str) -> str:
     """cards/<name>.png for a page URL relative to its language root ('' is the home page)."""
-    name = page_url.strip("/").replace("/", "-") or "index"
+    name = "-".join(part for part in page_url.split("/") if part not in ("", ".")) or "index"
     return f"cards/{name}.png"
 
 

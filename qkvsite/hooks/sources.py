@@ -107,5 +107,5 @@ def on_page_content(html_text, page, config, files):
 def on_page_context(context, page, config, nav):
     """A notebook page is generated from its chapter page: "edit this page" edits the chapter page."""
     if page.edit_url and page.file.src_uri.startswith("notebooks/"):
-        page.edit_url = page.edit_url.replace("/docs/notebooks/", "/docs/", 1)
+        page.edit_url = re.sub(r"/docs/notebooks/([^/]+)\.ipynb$", r"/docs/\1.md", page.edit_url)
     return context
