@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from qkvsite.config import chapters
 from tests.conftest import ROOT, SUBPATH
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -247,14 +248,20 @@ def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, tar
 
 
 # the first result must be one of these; "attention" is the whole site's subject, so the home page and the
-# chapter on the attention formula both rank sensibly first
+# chapter on the attention formula both rank sensibly first. English words in other forms than the pages use
+# (plural, -ed, -ing) must be found: each index has its own language's stemmer.
 SEARCHES = [
     ("/", "注意力", {"/", "/scaled-dot-product/"}),
     ("/", "缩放", {"/scaled-dot-product/"}),
     ("/", "多头", {"/multi-head/"}),
+    ("/", "笔记本", {f"/notebooks/{chapter}/" for chapter in chapters()}),
     ("/en/", "attention", {"/en/", "/en/scaled-dot-product/"}),
     ("/en/", "scale", {"/en/scaled-dot-product/"}),
-    ("/en/", "multi-head", {"/en/multi-head/"}),
+    ("/en/", "multi-head", {"/en/multi-head/", "/en/faq/"}),
+    ("/en/", "projections", {"/en/qkv/"}),
+    ("/en/", "masking", {"/en/faq/", "/en/scaled-dot-product/"}),
+    ("/en/", "computed", {"/en/faq/", "/en/", "/en/dot-product/"}),
+    ("/en/", "notebook", {f"/en/notebooks/{chapter}/" for chapter in chapters()}),
 ]
 
 

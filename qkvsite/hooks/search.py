@@ -24,6 +24,7 @@ import material
 from mkdocs.plugins import event_priority
 
 from qkvsite import config as site
+from qkvsite.dialect import Page
 
 CACHE = site.ROOT / ".cache" / "search"
 
@@ -78,8 +79,8 @@ def on_post_build(config):
     if not index_path.exists():
         return
     index = json.loads(index_path.read_text(encoding="utf-8"))
-    # notebook pages repeat their chapter's text: search lists the chapter, not its copy
     index["docs"] = [d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"])]
+    index["docs"] += [notebook_entry(chapter, lang) for lang in site.languages() for chapter in site.chapters()]
     for lang in site.languages()[1:]:
         prefix = site.url_prefix(lang)
         mine = [
@@ -88,7 +89,39 @@ def on_post_build(config):
         if not mine:
             continue  # this language's pass has not run yet
         index["docs"] = [d for d in index["docs"] if not d["location"].startswith(prefix)]
-        out = Path(config.site_dir) / prefix / "search" / "search_index.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({**index, "docs": mine}, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    index_path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        write_index(Path(config.site_dir) / prefix / "search" / "search_index.json", index, mine, lang)
+    write_index(index_path, index, index["docs"], site.default_language())
+
+
+NOTEBOOK = {"zh": "第 {} 章的笔记本", "en": "Notebook of chapter {}"}
+
+
+def notebook_entry(chapter: str, lang: str) -> dict:
+    page = Page(site.DOCS / f"{chapter}.{lang}.md")
+    description = page.meta.get("description", "").replace("`", "")
+    entry = {
+        "location": site.url_prefix(lang) + f"notebooks/{chapter}/",
+        "title": NOTEBOOK[lang].format(site.chapters().index(chapter) + 1),
+        "text": f"{page.title} {description}",
+    }
+    if lang == "zh":  # segmented into words as Material segments the other entries (jieba)
+        entry = {key: segment(value) if key != "location" else value for key, value in entry.items()}
+    return entry
+
+
+def segment(text: str) -> str:
+    from material.plugins.search.plugin import SearchIndex
+
+    return SearchIndex()._segment_chinese(text)
+
+
+# Each index searches its own language only: lunr's pipeline for that language (the stemmer finds "heads" for
+# "head" in English; Chinese is segmented into words by jieba at build time).
+PIPELINES = {"en": ["stemmer"], "zh": []}
+
+
+def write_index(path: Path, index: dict, docs: list, lang: str) -> None:
+    settings = {**index["config"], "lang": [lang], "pipeline": PIPELINES.get(lang, index["config"]["pipeline"])}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {**index, "config": settings, "docs": docs}
+    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
