@@ -7,6 +7,8 @@ package.json); .ci/run installs both.
 import gzip
 import http.server
 import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -15,7 +17,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from qkvsite.config import chapters
+from qkvsite.config import DOCS, chapters
+from qkvsite.dialect import Page
 from tests.conftest import ROOT, SUBPATH
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -218,9 +221,6 @@ def page(browser, server, origin):
 
 
 def test_copy_button_copies_the_code_the_reader_sees(page, origin):
-    from qkvsite.config import DOCS
-    from qkvsite.dialect import Page
-
     page.goto(origin + "/dot-product/", wait_until="networkidle")
     first = page.locator(".highlight").first
     first.hover()
@@ -228,6 +228,41 @@ def test_copy_button_copies_the_code_the_reader_sees(page, origin):
     copied = page.evaluate("navigator.clipboard.readText()")
     expected = Page(DOCS / "dot-product.zh.md").blocks[0].code
     assert copied.strip() == expected.strip()
+
+
+def chain_with_outputs(page_path):
+    """The first chain of at least two blocks in which every block shows its output."""
+    parsed = Page(page_path)
+    for index, block in enumerate(parsed.blocks):
+        chain = [*parsed.chain(index), block]
+        if len(chain) >= 2 and all(b.expected_output for b in chain):
+            return index, chain
+    raise AssertionError(f"{page_path.name} has no such chain")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_continuation_copies_its_whole_chain_which_runs_alone_and_prints_the_page_output(page, origin, lang):
+    index, chain = chain_with_outputs(DOCS / f"dot-product.{lang}.md")
+    page.goto(origin + ("/dot-product/" if lang == "zh" else "/en/dot-product/"), wait_until="networkidle")
+    block = page.locator(".md-typeset .highlight.language-python").nth(index)
+    block.hover()
+    button = block.locator('button[data-md-type="copy"]')
+    assert str(len(chain) - 1) in button.get_attribute("title")  # says it copies the blocks above too
+    button.click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == "\n\n".join(b.code.rstrip() for b in chain)
+    result = subprocess.run([sys.executable, "-c", copied], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "".join(b.expected_output for b in chain)
+
+
+def test_output_blocks_have_no_copy_button(page, origin):
+    page.goto(origin + "/dot-product/", wait_until="networkidle")
+    assert page.locator(".qkv-output").count() > 0
+    assert page.locator('.qkv-output button[data-md-type="copy"]').count() == 0
+    assert page.locator('.language-python button[data-md-type="copy"]').count() == len(
+        Page(DOCS / "dot-product.zh.md").blocks
+    )
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ def test_strict_build_succeeds(site):
 
 @pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_every_rendered_python_block_is_collected_and_run(site, page):
-    rendered = html_of(site, page).count('class="language-python highlight"')
+    rendered = len(re.findall(r'<div class="language-python[ "]', html_of(site, page)))
     assert rendered == len(Page(page).blocks)
 
 
@@ -58,7 +58,8 @@ def test_continuations_are_labelled_on_the_page(site, page):
 def test_code_blocks_carry_their_language_class(site):
     html = html_of(site, DOCS / "dot-product.zh.md")
     assert 'class="language-python highlight"' in html
-    assert 'class="language-text highlight"' in html
+    assert 'class="language-python qkv-cont highlight"' in html  # continues the block above
+    assert 'class="language-text qkv-output highlight"' in html  # a printed output
 
 
 @pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))

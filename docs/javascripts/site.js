@@ -1,20 +1,41 @@
 // Copy buttons for code blocks. Material's own (feature content.code.copy) set up each block with work that
 // cost long pages 300-400 ms of blocked main thread in Lighthouse's mobile profile. These buttons use the same
 // markup, so Material's styles and its clipboard handler (with its "copied" message) still apply.
+// An output block (.qkv-output) gets no button: it is not code. A Python block that continues the one above
+// (.qkv-cont, set by qkvsite.hooks.sources) copies the whole chain, so that the pasted text runs on its own.
 // Material gives every <pre> its id ("__code_N") when it mounts the page; document$ emits after that.
-document$.subscribe(() => document.querySelectorAll(".md-typeset .highlight > pre[id] > code").forEach((code) => {
-  const pre = code.parentElement;
-  if (pre.querySelector(".md-code__nav")) return;
-  const button = document.createElement("button");
-  button.className = "md-code__button";
-  button.dataset.mdType = "copy";
-  button.dataset.clipboardTarget = `#${pre.id} > code`;
-  button.setAttribute("aria-label", document.documentElement.lang === "zh" ? "复制" : "Copy to clipboard");
-  const nav = document.createElement("nav");
-  nav.className = "md-code__nav";
-  nav.append(button);
-  pre.insertBefore(nav, code);
-}));
+document$.subscribe(() => {
+  const zh = document.documentElement.lang === "zh";
+  let chain = [];
+  document.querySelectorAll(".md-typeset .highlight").forEach((block) => {
+    const code = block.querySelector(":scope > pre[id] > code");
+    if (!code || block.classList.contains("qkv-output")) return;
+    const pre = code.parentElement;
+    let copied = [pre];
+    if (block.classList.contains("language-python")) {
+      chain = block.classList.contains("qkv-cont") ? [...chain, pre] : [pre];
+      copied = chain;
+    }
+    if (pre.querySelector(".md-code__nav")) return;
+    const button = document.createElement("button");
+    button.className = "md-code__button";
+    button.dataset.mdType = "copy";
+    if (copied.length === 1) {
+      button.dataset.clipboardTarget = `#${pre.id} > code`;
+      button.setAttribute("aria-label", zh ? "复制" : "Copy to clipboard");
+    } else {
+      const above = copied.length - 1;
+      button.dataset.clipboardText = copied.map((p) => p.querySelector("code").textContent.trimEnd()).join("\n\n");
+      const label = zh ? `复制这段代码和它接续的上面 ${above} 段` : `Copy this block with the ${above} above it that it continues`;
+      button.setAttribute("aria-label", label);
+      button.title = label;
+    }
+    const nav = document.createElement("nav");
+    nav.className = "md-code__nav";
+    nav.append(button);
+    pre.insertBefore(nav, code);
+  });
+});
 
 // Notebook pages: code and output areas that scroll sideways must be reachable with the keyboard.
 document$.subscribe(() => {

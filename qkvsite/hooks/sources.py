@@ -38,17 +38,25 @@ def block_title(block: Block, lang: str) -> str:
 
 
 def add_titles(page: Page) -> str:
-    """The page's Markdown with a title on every Python block and output block."""
+    """The page's Markdown with a title on every Python block and output block.
+
+    The fence's attributes also say what the page's script needs: a block that
+    continues the one above carries ``.qkv-cont`` (its copy button copies the
+    whole chain, docs/javascripts/site.js), an output block ``.qkv-output`` (no
+    copy button: it is not code).
+    """
     lines = page.text.split("\n")
-    titles = []
+    fences = []
     for block in page.blocks:
         if block.includes:
-            titles.append((block.fence, block_title(block, page.lang)))
+            fences.append((block.fence, block_title(block, page.lang), ".qkv-cont" if block.continues else ""))
         if block.output:
-            titles.append((block.output, LABELS[page.lang]["output"]))
-    for fence, title in titles:
-        if "title=" not in fence.info:
-            lines[fence.start] = f'{fence.indent}{fence.ticks}{fence.info} title="{title}"'
+            fences.append((block.output, LABELS[page.lang]["output"], ".qkv-output"))
+    for fence, title, classes in fences:
+        if fence.info != fence.syntax:
+            raise ValueError(f"{page.path}:{fence.lineno}: a fence names only its language; titles are generated")
+        attributes = " ".join(filter(None, [f".{fence.syntax}", classes, f'title="{title}"']))
+        lines[fence.start] = f"{fence.indent}{fence.ticks}{{ {attributes} }}"
     return "\n".join(lines)
 
 
