@@ -140,3 +140,20 @@ def example_device() -> str:
     import ctypes.util
 
     return "cpu" if "+cpu" in torch_version() or ctypes.util.find_library("cuda") is None else "cuda"
+
+
+TORCH_VERSIONS = ROOT / ".ci" / "torch-versions"
+
+
+@cache
+def torch_versions() -> list[tuple[str, str]]:
+    """(torch, python) of every row of the table in .ci/torch-versions: the oldest supported first."""
+    text = TORCH_VERSIONS.read_text(encoding="utf-8")
+    table = re.search(r'^VERSIONS="\n(.*?)^"', text, re.M | re.S)[1]
+    return [tuple(line.split()[:2]) for line in table.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def oldest_supported() -> tuple[str, str]:
+    """The oldest torch and Python the examples support, e.g. ("2.1", "3.10")."""
+    torch, python = torch_versions()[0]
+    return ".".join(torch.split(".")[:2]), python

@@ -109,11 +109,43 @@ def chapter_markdown(page: Page, chapter: str) -> str:
     return f"{title}\n\n{HEADER[page.lang].format(chapter=chapter)}\n{rest}"
 
 
+SETUP = """\
+# {comment}
+import importlib.util
+
+if importlib.util.find_spec("torch") is None:
+    %pip install "torch>={torch}"
+import torch
+
+major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+assert (major, minor) >= ({torch_tuple}), f"torch {{torch.__version__}} is older than {torch}"
+print("torch", torch.__version__, "| CUDA:", torch.cuda.is_available())"""
+
+SETUP_COMMENT = {
+    "zh": "本笔记本需要 torch ≥ {torch}（Python ≥ {python}）：没有安装时在这里安装（Colab 已经装好）",
+    "en": "This notebook needs torch >= {torch} (Python >= {python}): installed here if missing (Colab has it)",
+}
+
+
+def setup_cell(lang: str) -> str:
+    """The first code cell: the torch the examples need (the oldest supported, from .ci/torch-versions)."""
+    torch_version, python = config.oldest_supported()
+    comment = SETUP_COMMENT[lang].format(torch=torch_version, python=python)
+    torch_tuple = ", ".join(torch_version.split("."))
+    return SETUP.format(comment=comment, torch=torch_version, torch_tuple=torch_tuple)
+
+
 def chapter_notebook(page: Page, chapter: str):
-    """The notebook (nbformat) of one chapter page, with a Python 3 kernel and stable cell ids."""
+    """The notebook (nbformat) of one chapter page, with a Python 3 kernel and stable cell ids.
+
+    Its first code cell checks (or installs) the torch the examples need; the
+    other code cells are the page's Python blocks.
+    """
     notebook = jupytext.reads(chapter_markdown(page, chapter), fmt="md")
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata.pop("jupytext", None)
+    first_code = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+    notebook.cells.insert(first_code, nbformat.v4.new_code_cell(setup_cell(page.lang)))
     for index, cell in enumerate(notebook.cells):
         cell.id = f"cell-{index}"  # nbformat's ids are random: the same chapter must give the same file
     return notebook
@@ -121,6 +153,11 @@ def chapter_notebook(page: Page, chapter: str):
 
 def code_of(notebook) -> list[str]:
     return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def page_code_of(notebook) -> list[str]:
+    """The code cells that are the page's blocks: all but the setup cell."""
+    return code_of(notebook)[1:]
 
 
 def embed_figures(notebook, lang: str):
@@ -145,6 +182,37 @@ def write_if_changed(path: Path, content: str) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content, encoding="utf-8")
     return True
+
+
+# --- where readers find them: the download, and Colab (which opens notebooks from GitHub only) ----------
+
+COLAB_BRANCH = "notebooks"  # the Pages workflow publishes the downloads there: <lang>/<chapter>.ipynb
+
+
+def published_path(chapter: str, lang: str) -> str:
+    return f"{lang}/{chapter}.ipynb"
+
+
+def colab_url(repo_url: str, chapter: str, lang: str) -> str | None:
+    """Open in Colab: the published notebook on GitHub's branch COLAB_BRANCH; None for another host."""
+    match = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)/?", repo_url or "")
+    if not match:
+        return None
+    path = published_path(chapter, lang)
+    return f"https://colab.research.google.com/github/{match[1]}/{match[2]}/blob/{COLAB_BRANCH}/{path}"
+
+
+def publish(site_dir: Path, out_dir: Path) -> list[Path]:
+    """Lay the built site's downloads out as the Colab branch holds them: <lang>/<chapter>.ipynb."""
+    written = []
+    for lang in config.languages():
+        for chapter in config.chapters():
+            source = site_dir / config.url_prefix(lang) / "notebooks" / chapter / f"{chapter}.ipynb"
+            target = out_dir / published_path(chapter, lang)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+            written.append(target)
+    return written
 
 
 # --- executing each chapter once -------------------------------------------
@@ -250,8 +318,30 @@ def with_outputs(notebook, outputs: list, key: str):
     return notebook
 
 
-def build_notebooks(snippet_settings: dict | None = None, workers: int | None = None) -> list[Edition]:
-    """Every chapter's notebook in every language, executed (or taken from the run cache)."""
+def strip_comment(code: str) -> str:
+    return "\n".join(line for line in code.split("\n") if not line.startswith("# "))
+
+
+ABSOLUTE = re.compile(r"\]\((?:\.\./)+")
+
+
+def absolute_links(notebook, site_url: str, lang: str):
+    """A copy whose links to the site are absolute: a downloaded notebook has no site around it."""
+    notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    root = site_url.rstrip("/") + "/" + config.url_prefix(lang)
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = ABSOLUTE.sub(f"]({root}", cell.source)
+    return notebook
+
+
+def build_notebooks(
+    snippet_settings: dict | None = None, workers: int | None = None, site_url: str = "http://127.0.0.1:8000/"
+) -> list[Edition]:
+    """Every chapter's notebook in every language, executed (or taken from the run cache).
+
+    The page's own links are relative; the download's are absolute, to ``site_url``.
+    """
     notebooks = {
         (chapter, lang): chapter_notebook(
             Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings), chapter
@@ -262,6 +352,8 @@ def build_notebooks(snippet_settings: dict | None = None, workers: int | None = 
     runs = {}
     for chapter in config.chapters():
         codes = {lang: code_of(notebooks[chapter, lang]) for lang in config.languages()}
+        # the setup cell's comment is in the page's language; the code it runs is the same
+        codes = {lang: [strip_comment(code[0]), *code[1:]] for lang, code in codes.items()}
         code = codes[config.default_language()]
         if any(other != code for other in codes.values()):
             raise ValueError(f"{chapter}: the editions' code differs; both must include the same sections")
@@ -279,6 +371,16 @@ def build_notebooks(snippet_settings: dict | None = None, workers: int | None = 
         executed = with_outputs(notebook, outputs, key)
         edition = Edition(chapter, lang)
         write_if_changed(GENERATED / edition.page, nbformat.writes(executed))
-        write_if_changed(GENERATED / edition.download, nbformat.writes(embed_figures(executed, lang)))
+        download = absolute_links(embed_figures(executed, lang), site_url, lang)
+        write_if_changed(GENERATED / edition.download, nbformat.writes(download))
         editions.append(edition)
     return editions
+
+
+if __name__ == "__main__":  # python -m qkvsite.notebooks publish <site dir> <out dir>
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "publish":
+        sys.exit("usage: python -m qkvsite.notebooks publish <site dir> <out dir>")
+    for path in publish(Path(sys.argv[2]), Path(sys.argv[3])):
+        print(path)

@@ -10,7 +10,15 @@ import pytest
 from qkvsite import config, notebooks
 from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
 from qkvsite.dialect import Page
-from qkvsite.notebooks import cached_outputs, chapter_notebook, code_of, run_key, store_outputs
+from qkvsite.notebooks import (
+    cached_outputs,
+    chapter_notebook,
+    code_of,
+    page_code_of,
+    run_key,
+    store_outputs,
+    strip_comment,
+)
 
 LANGS = config.languages()
 CASES = [(chapter, lang) for chapter in chapters() for lang in LANGS]
@@ -32,12 +40,12 @@ def download(site, chapter, lang):
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
 def test_notebook_code_is_exactly_the_chapter_pages_code(chapter, lang):
     notebook = chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter)
-    assert code_of(notebook) == [block.code.rstrip("\n") for block in Page(DOCS / f"{chapter}.{lang}.md").blocks]
+    assert page_code_of(notebook) == [block.code.rstrip("\n") for block in Page(DOCS / f"{chapter}.{lang}.md").blocks]
 
 
 @pytest.mark.parametrize("chapter", chapters())
 def test_both_editions_of_a_chapter_share_one_execution(chapter):
-    codes = [code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter)) for lang in LANGS]
+    codes = [page_code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter)) for lang in LANGS]
     assert all(code == codes[0] for code in codes)
 
 
@@ -160,7 +168,25 @@ def test_downloaded_notebook_carries_the_outputs_of_a_fresh_kernel_run_of_exactl
     # the build ran the chapter top to bottom in a fresh kernel (or reused a run of the same code, torch, Python and
     # device); the run key in the notebook ties its outputs to its code
     notebook = download(site, chapter, lang)
-    assert notebook.metadata["qkv"]["run"] == run_key(code_of(notebook))
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1))
-    assert not any(output.output_type == "error" for cell in code for output in cell.outputs)
+    code = code_of(notebook)
+    assert notebook.metadata["qkv"]["run"] == run_key([strip_comment(code[0]), *code[1:]])
+    cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert [cell.execution_count for cell in cells] == list(range(1, len(cells) + 1))
+    assert not any(output.output_type == "error" for cell in cells for output in cell.outputs)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_notebook_first_checks_for_the_oldest_supported_torch(lang):
+    notebook = chapter_notebook(Page(DOCS / f"qkv.{lang}.md"), "qkv")
+    setup = code_of(notebook)[0]
+    torch_version, python = config.oldest_supported()
+    assert f'%pip install "torch>={torch_version}"' in setup and "Python" in setup and python in setup
+
+
+@pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
+def test_a_downloaded_notebook_links_the_published_site_not_relative_paths(site, chapter, lang):
+    from tests.conftest import SITE_URL
+
+    text = "\n".join(cell.source for cell in download(site, chapter, lang).cells if cell.cell_type == "markdown")
+    assert "](../" not in text
+    assert f"]({SITE_URL}{config.url_prefix(lang)}{chapter}/)" in text

@@ -8,14 +8,9 @@ import yaml
 from qkvsite import config, records
 from qkvsite.dialect import Page, version_tuple
 
-TABLE = config.ROOT / ".ci" / "torch-versions"
-
 
 def rows() -> list[tuple[str, str]]:
-    """(torch, python) of every row of the table in .ci/torch-versions."""
-    text = TABLE.read_text(encoding="utf-8")
-    table = text[text.index('VERSIONS="') : text.index('"\n', text.index('VERSIONS="') + 10)]
-    return [tuple(line.split()[:2]) for line in table.split("\n")[1:] if line.strip() and not line.startswith("#")]
+    return config.torch_versions()
 
 
 OLDEST_TORCH, OLDEST_PYTHON = rows()[0]

@@ -1,17 +1,20 @@
 """The chapter list, written once (the first section of mkdocs.yml's nav, ``qkvsite.config.chapters``).
 
-From it: the nav's notebook section, and the chapter list of each home page
-(the line ``<!-- chapters -->``), made of each chapter's title and the
-``description`` of its front matter.
+From it: the nav's notebook section, the chapter list of each home page (the
+line ``<!-- chapters -->``), made of each chapter's title and the
+``description`` of its front matter, and under each chapter's title the links
+to its notebook: the notebook page, the .ipynb download and "Open in Colab".
 """
 
 import re
 
 from mkdocs.plugins import event_priority
+from mkdocs.utils import get_relative_url
 
 from qkvsite import config as site
 from qkvsite.dialect import Page
 from qkvsite.hooks import building
+from qkvsite.notebooks import colab_url
 
 NOTEBOOKS = site.NOTEBOOKS_SECTION
 PLACEHOLDER = "<!-- chapters -->"
@@ -35,8 +38,36 @@ def chapter_list(lang: str) -> str:
     return "\n".join(items)
 
 
+NOTEBOOK_LINKS = {
+    "zh": ("本章的笔记本", "下载 .ipynb", "在 Colab 中打开"),
+    "en": ("This chapter as a notebook", "Download the .ipynb", "Open in Colab"),
+}
+
+
+def notebook_links(chapter: str, lang: str, page_url: str, repo_url: str) -> str:
+    """HTML buttons under a chapter's title (raw HTML: MkDocs resolves no link to a generated notebook page)."""
+    notebook = site.url_prefix(lang) + f"notebooks/{chapter}/"
+    labels = NOTEBOOK_LINKS[lang]
+    links = [
+        (get_relative_url(notebook, page_url), labels[0], ""),
+        (get_relative_url(notebook + f"{chapter}.ipynb", page_url), labels[1], " download"),
+    ]
+    if colab := colab_url(repo_url, chapter, lang):
+        links.append((colab, labels[2], ""))
+    buttons = "\n".join(f'<a class="md-button" href="{href}"{extra}>{label}</a>' for href, label, extra in links)
+    return f'<p class="qkv-notebook-links">\n{buttons}\n</p>'
+
+
 def on_page_markdown(markdown, page, config, files):
-    if site.page_name(page.file.src_uri) != "index":
+    name = site.page_name(page.file.src_uri)
+    if name in site.chapters() and not page.file.src_uri.startswith("notebooks/"):
+        lang = building(config)
+        title, separator, rest = markdown.partition("\n")
+        if not title.startswith("# "):
+            raise ValueError(f"{page.file.src_uri}: a chapter starts with its title")
+        links = notebook_links(name, lang, page.url, config.repo_url)
+        return f"{title}\n\n{links}\n{separator}{rest}"
+    if name != "index":
         return markdown
     if PLACEHOLDER not in markdown:
         raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the chapter list goes")

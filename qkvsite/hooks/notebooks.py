@@ -58,7 +58,7 @@ def write_render_manifest(directory: Path) -> None:
 @event_priority(100)
 def on_pre_build(config):
     if building(config) == site.default_language():  # the first pass builds every language's notebooks
-        _editions[:] = build_notebooks()
+        _editions[:] = build_notebooks(site_url=config.site_url)
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         directory = _render_cache(config)
