@@ -133,17 +133,6 @@ def test_q5_one_head_is_n_by_d_v_and_w_o_brings_back_x_shape():
 # --- Q6-Q10: matrices and formulas ----------------------------------------
 
 
-def test_q6_scores_hold_query_key_dot_products_and_q_at_k_fails():
-    ns = script("q06_transpose_k")
-    Q, K, S = ns["Q"], ns["K"], ns["S"]
-    expected = torch.stack([torch.stack([torch.dot(q, k) for k in K]) for q in Q])
-    assert_close(S, expected)
-    with pytest.raises(RuntimeError, match="cannot be multiplied"):
-        Q @ K
-    Qb, Kb = ns["Qb"], ns["Kb"]
-    assert_close(Qb @ Kb.transpose(-2, -1), torch.einsum("bhnd,bhmd->bhnm", Qb, Kb))
-
-
 def test_q7_eight_heads_of_64_cost_the_same_flops_as_one_head_of_512():
     ns = script("q07_head_width_cost")
     flops, n, d_model = ns["flops"], ns["n"], ns["d_model"]
