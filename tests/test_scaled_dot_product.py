@@ -101,6 +101,7 @@ def test_dot_product_variance_grows_like_d_k_and_scaling_brings_it_to_one(why_sc
     for d_k, raw, scaled in zip(why_scale["d_ks"], why_scale["raw_var"], why_scale["scaled_var"], strict=True):
         assert 0.85 < raw / d_k < 1.15, (d_k, raw)
         assert 0.85 < scaled < 1.15, (d_k, scaled)
+        assert scaled == pytest.approx(raw / d_k)  # the same dot products, divided by √d_k
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
