@@ -235,3 +235,9 @@ if __name__ == "__main__":
     print(f"4·E² + 4·E = {4 * E * E + 4 * E:,}")
     print(f"4·E²       = {4 * E * E:,}")
     # --8<-- [end:parameters]
+
+    # --8<-- [start:parameter_shapes]
+    # where nn.MultiheadAttention keeps them: W^Q, W^K, W^V packed in one tensor
+    for name, p in nn.MultiheadAttention(E, 8).to(device).named_parameters():
+        print(f"{name:<16} {tuple(p.shape)}")
+    # --8<-- [end:parameter_shapes]
