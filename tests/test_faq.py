@@ -292,15 +292,6 @@ def test_q15_kv_cache_scales_with_the_number_of_kv_groups():
 # --- Q16-Q20: engineering --------------------------------------------------
 
 
-def test_q16_batch_first_and_default_layouts_give_the_same_numbers():
-    ns = script("q16_multihead_minimal")
-    B, L, E = ns["B"], ns["L"], ns["E"]
-    assert ns["out"].shape == (B, L, E) and ns["weights"].shape == (B, L, L)
-    assert ns["out_lbe"].shape == (L, B, E)
-    assert_close(ns["out_lbe"].transpose(0, 1), ns["out"])
-    assert ns["wrong"].shape == ns["out"].shape and not torch.allclose(ns["wrong"], ns["out"], atol=1e-5)
-
-
 def test_q17_profiler_shows_which_operator_ran():
     ns = script("q17_which_kernel")
     native, sdpa = ns["NATIVE"], ns["SDPA"]

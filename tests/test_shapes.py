@@ -176,9 +176,15 @@ def test_default_layout_attends_across_the_batch(device, dtype):
 
 
 def test_batch_first_page_example_outputs_differ():
+    # also the FAQ's Q16: the minimal call, right and wrong
     ns = run_script("batch_first.py")
-    assert tuple(ns["weights"].shape) == (ns["L"], ns["B"], ns["B"])
-    assert not torch.allclose(ns["out"], ns["out_fixed"])
+    B, L, E = ns["B"], ns["L"], ns["E"]
+    assert tuple(ns["weights"].shape) == (L, B, B)
+    assert ns["out"].shape == ns["out_fixed"].shape == (B, L, E)  # the wrong layout keeps the shape
+    assert not torch.allclose(ns["out"], ns["out_fixed"], atol=1e-5)
+    assert tuple(ns["weights_fixed"].shape) == (B, L, L)
+    assert ns["out_lbe"].shape == (L, B, E)
+    assert_close(ns["out_lbe"].transpose(0, 1), ns["out_fixed"])
 
 
 def test_split_heads_figure_shows_the_numbers_and_their_tokens():
