@@ -16,8 +16,6 @@ causal = torch.ones(
 
 
 def show(title, weights):  # 1 where query (row) gives weight to key (column)
-    if weights.ndim != 2:
-        raise ValueError(f"weights must be (L, S), got {tuple(weights.shape)}")
     gives = (weights > 0).int().tolist()  # compared on the device
     rows = [" ".join(map(str, row)) for row in gives]
     nan_rows = weights.isnan().all(dim=-1).nonzero().flatten().tolist()

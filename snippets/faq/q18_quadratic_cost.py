@@ -13,16 +13,6 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 def self_attention(x, w_qkv, w_o):
     """One head of self-attention with its projections: (L, d) -> (L, d)."""
-    shapes = [tuple(t.shape) for t in (x, w_qkv, w_o)]
-    if x.ndim != 2:
-        raise ValueError(f"x must be (L, d), got shapes {shapes}")
-    L, d = x.shape
-    if w_qkv.shape != (d, 3 * d) or w_o.shape != (d, d):
-        raise ValueError(f"need w_qkv (d, 3d), w_o (d, d), got shapes {shapes}")
-    if L == 0:
-        raise ValueError(f"x needs at least one token, got shapes {shapes}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be float, got {x.dtype}, shapes {shapes}")
     q, k, v = (x @ w_qkv).chunk(3, dim=-1)  # (L, d) each
     scores = q @ k.T / q.shape[-1] ** 0.5  # (L, L): the quadratic part
     return torch.softmax(scores, dim=-1) @ v @ w_o
@@ -50,12 +40,6 @@ for i, L in enumerate(lengths):
 
 def fitted_slope(xs, ys):
     """Least-squares slope of log(ys) against log(xs)."""
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError(
-            f"need two or more (x, y) pairs, got {len(xs)} and {len(ys)}"
-        )
-    if min(xs) <= 0 or min(ys) <= 0:
-        raise ValueError("log-log fit needs positive values")
     lx, ly = [math.log(v) for v in xs], [math.log(v) for v in ys]
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
@@ -68,8 +52,6 @@ import time
 
 def seconds(fn, *args, repeat=7):
     """Shortest of `repeat` timed runs of fn(*args), after one warm-up run."""
-    if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, got {repeat}")
     fn(*args)
     best = float("inf")
     for _ in range(repeat):
