@@ -94,13 +94,13 @@ def test_q2_cross_attention_takes_keys_and_values_from_the_encoder(device, dtype
     dec = torch.randn(2, 3, 16, dtype=dtype).to(device)
     out, weights = mha(dec, enc, enc)
     assert out.shape == (2, 3, 16) and weights.shape == (2, 3, 7)
-    W_q, W_k, W_v = mha.in_proj_weight.chunk(3)
+    w_q, w_k, w_v = mha.in_proj_weight.chunk(3)
     b_q, b_k, b_v = mha.in_proj_bias.chunk(3)
 
     def heads(t):
         return t.view(2, -1, 4, 4).transpose(1, 2)
 
-    q, k, v = heads(F.linear(dec, W_q, b_q)), heads(F.linear(enc, W_k, b_k)), heads(F.linear(enc, W_v, b_v))
+    q, k, v = heads(F.linear(dec, w_q, b_q)), heads(F.linear(enc, w_k, b_k)), heads(F.linear(enc, w_v, b_v))
     by_hand = mha.out_proj(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 3, 16))
     assert_close(out, by_hand)
 
@@ -163,10 +163,10 @@ def test_q8_without_scaling_softmax_saturates_and_dividing_by_d_k_flattens_it():
 def test_q9_scale_folded_into_w_q_gives_the_same_attention(device, dtype):
     torch.manual_seed(0)
     x = torch.randn(6, 16, dtype=dtype).to(device)
-    W_q, W_k, W_v = (torch.randn(3, 16, 16, dtype=dtype) / 4).to(device)
+    W_Q, W_K, W_V = (torch.randn(3, 16, 16, dtype=dtype) / 4).to(device)
     d_k = 16
-    scaled = F.scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v)
-    folded = F.scaled_dot_product_attention(x @ (W_q / d_k**0.5), x @ W_k, x @ W_v, scale=1.0)
+    scaled = F.scaled_dot_product_attention(x @ W_Q, x @ W_K, x @ W_V)
+    folded = F.scaled_dot_product_attention(x @ (W_Q / d_k**0.5), x @ W_K, x @ W_V, scale=1.0)
     assert_close(scaled, folded)
 
 
@@ -192,25 +192,25 @@ def test_q10_sdpa_true_means_attend_and_mha_true_means_blocked(device, dtype):
     torch.manual_seed(0)
     L, E = 5, 8
     x = torch.randn(1, L, E, dtype=dtype).to(device)
-    causal = torch.ones(L, L, dtype=torch.bool, device=device).tril()
+    keep = torch.ones(L, L, dtype=torch.bool, device=device).tril()
     # sdpa: True = attend; the same as is_causal=True
     assert_close(
-        F.scaled_dot_product_attention(x, x, x, attn_mask=causal),
+        F.scaled_dot_product_attention(x, x, x, attn_mask=keep),
         F.scaled_dot_product_attention(x, x, x, is_causal=True),
     )
-    # nn.MultiheadAttention: True = blocked; ~causal gives causal weights
+    # nn.MultiheadAttention: True = blocked; ~keep gives the causal weights
     mha = nn.MultiheadAttention(E, 2, batch_first=True).to(device, dtype)
-    _, weights = mha(x, x, x, attn_mask=~causal)
-    assert bool((weights[0][~causal] == 0).all()) and bool((weights[0][causal] > 0).all())
-    _, wrong = mha(x, x, x, attn_mask=causal)
+    _, weights = mha(x, x, x, attn_mask=~keep)
+    assert bool((weights[0][~keep] == 0).all()) and bool((weights[0][keep] > 0).all())
+    _, wrong = mha(x, x, x, attn_mask=keep)
     assert bool(wrong[0, -1].isnan().all())  # the last query may see nothing
 
 
 def test_q10_script_shows_the_two_conventions():
     out = printed("q10_masking")
-    assert "sdpa, mask=causal : 1 0 0 0 | 1 1 0 0 | 1 1 1 0 | 1 1 1 1   NaN rows: []" in out
-    assert "MHA,  mask=~causal: 1 0 0 0 | 1 1 0 0 | 1 1 1 0 | 1 1 1 1   NaN rows: []" in out
-    assert "MHA,  mask=causal : 0 1 1 1 | 0 0 1 1 | 0 0 0 1 | 0 0 0 0   NaN rows: [3]" in out
+    assert "sdpa, mask=keep : 1 0 0 0 | 1 1 0 0 | 1 1 1 0 | 1 1 1 1   NaN rows: []" in out
+    assert "MHA,  mask=~keep: 1 0 0 0 | 1 1 0 0 | 1 1 1 0 | 1 1 1 1   NaN rows: []" in out
+    assert "MHA,  mask=keep : 0 1 1 1 | 0 0 1 1 | 0 0 0 1 | 0 0 0 0   NaN rows: [3]" in out
 
 
 def test_q10_sdpa_on_cpu_returns_zeros_for_a_fully_masked_row():
@@ -256,11 +256,11 @@ def test_q15_packed_in_proj_weight_holds_three_separate_projections(device, dtyp
     torch.manual_seed(0)
     mha = nn.MultiheadAttention(16, 4, batch_first=True).to(device, dtype)
     x = torch.randn(1, 3, 16, dtype=dtype).to(device)
-    W_q, W_k, W_v = mha.in_proj_weight.chunk(3)
-    assert not torch.equal(W_q, W_k) and not torch.equal(W_k, W_v)
+    w_q, w_k, w_v = mha.in_proj_weight.chunk(3)
+    assert not torch.equal(w_q, w_k) and not torch.equal(w_k, w_v)
     packed = F.linear(x, mha.in_proj_weight, mha.in_proj_bias)
     b_q, b_k, b_v = mha.in_proj_bias.chunk(3)
-    assert_close(packed, torch.cat([F.linear(x, W, b) for W, b in [(W_q, b_q), (W_k, b_k), (W_v, b_v)]], -1))
+    assert_close(packed, torch.cat([F.linear(x, W, b) for W, b in [(w_q, b_q), (w_k, b_k), (w_v, b_v)]], -1))
 
 
 @pytest.mark.parametrize("groups", [1, 2, 4, 8], ids=lambda g: f"G={g}")
@@ -281,8 +281,8 @@ def test_q15_enable_gqa_equals_repeating_each_kv_head(groups, device, dtype):
 
 def test_q15_kv_cache_scales_with_the_number_of_kv_groups():
     ns = script("q15_grouped_query")
-    layers, H, d_head, L, batch = ns["layers"], ns["H"], ns["d_head"], ns["L"], ns["batch"]
-    mha_bytes = 2 * layers * batch * H * L * d_head * 2  # float16
+    layers, H, d_k, L, B = ns["layers"], ns["H"], ns["d_k"], ns["L"], ns["B"]
+    mha_bytes = 2 * layers * B * H * L * d_k * 2  # float16
     assert mha_bytes == 2 * 2**30
     out = printed("q15_grouped_query")
     for G in [H, 8, 1]:
@@ -340,11 +340,11 @@ def test_q18_fitted_flop_slope_for_large_l_is_near_two():
     slope, self_attention, d = ns["fitted_slope"], ns["self_attention"], ns["d"]
     assert 1.9 < slope(ns["lengths"][-3:], ns["flops"][-3:]) < 2.0  # the page's lengths
     # much longer sequences, counted on the meta device (shapes only, nothing computed)
-    w_qkv, w_o = torch.empty(d, 3 * d, device="meta"), torch.empty(d, d, device="meta")
+    W_QKV, W_O = torch.empty(d, 3 * d, device="meta"), torch.empty(d, d, device="meta")
     lengths, flops = [16384, 32768, 65536], []
     for L in lengths:
         with FlopCounterMode(display=False) as counter:
-            self_attention(torch.empty(L, d, device="meta"), w_qkv, w_o)
+            self_attention(torch.empty(L, d, device="meta"), W_QKV, W_O)
         flops.append(counter.get_total_flops())
     assert 1.99 < slope(lengths, flops) <= 2.0
 
@@ -353,13 +353,13 @@ def test_q18_measured_time_grows_faster_than_linearly():
     # Timing is noisy on a shared 2-core machine: best of several runs, one thread, a loose bound.
     ns = script("q18_quadratic_cost")
     seconds, self_attention = ns["seconds"], ns["self_attention"]
-    w_qkv, w_o = ns["w_qkv"].cpu(), ns["w_o"].cpu()
+    W_QKV, W_O = ns["W_QKV"].cpu(), ns["W_O"].cpu()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with torch.no_grad():
-            small = seconds(self_attention, torch.randn(256, 64), w_qkv, w_o, repeat=7)
-            large = seconds(self_attention, torch.randn(1024, 64), w_qkv, w_o, repeat=7)
+            small = seconds(self_attention, torch.randn(256, 64), W_QKV, W_O, repeat=7)
+            large = seconds(self_attention, torch.randn(1024, 64), W_QKV, W_O, repeat=7)
     finally:
         torch.set_num_threads(threads)
     assert large / small > 4 * 1.5  # linear would be 4x, quadratic 16x

@@ -10,9 +10,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 L, E = 4, 8
 x = torch.randn(1, L, E).to(device)
-causal = torch.ones(
-    L, L, dtype=torch.bool, device=device
-).tril()  # True on and below diagonal
+keep = torch.ones(L, L, dtype=torch.bool, device=device).tril()  # True = attend
 
 
 def show(title, weights):  # 1 where query (row) gives weight to key (column)
@@ -25,12 +23,12 @@ def show(title, weights):  # 1 where query (row) gives weight to key (column)
 # F.scaled_dot_product_attention: True = may attend.
 # With V = identity, the output rows are the attention weights themselves.
 eye = torch.eye(L, device=device).expand(1, L, L)
-weights = F.scaled_dot_product_attention(x, x, eye, attn_mask=causal)
-show("sdpa, mask=causal ", weights[0])
+weights = F.scaled_dot_product_attention(x, x, eye, attn_mask=keep)
+show("sdpa, mask=keep ", weights[0])
 
 # nn.MultiheadAttention: True = may NOT attend.
 mha = nn.MultiheadAttention(E, num_heads=2, batch_first=True).to(device)
-show("MHA,  mask=~causal", mha(x, x, x, attn_mask=~causal)[1][0])
+show("MHA,  mask=~keep", mha(x, x, x, attn_mask=~keep)[1][0])
 # the same mask as for sdpa, given to MHA: the wrong convention
-show("MHA,  mask=causal ", mha(x, x, x, attn_mask=causal)[1][0])
+show("MHA,  mask=keep ", mha(x, x, x, attn_mask=keep)[1][0])
 # --8<-- [end:conventions]

@@ -11,24 +11,24 @@ from torch.utils.flop_counter import FlopCounterMode
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def self_attention(x, w_qkv, w_o):
+def self_attention(x, W_QKV, W_O):
     """One head of self-attention with its projections: (L, d) -> (L, d)."""
-    q, k, v = (x @ w_qkv).chunk(3, dim=-1)  # (L, d) each
+    q, k, v = (x @ W_QKV).chunk(3, dim=-1)  # (L, d) each
     scores = q @ k.T / q.shape[-1] ** 0.5  # (L, L): the quadratic part
-    return torch.softmax(scores, dim=-1) @ v @ w_o
+    return torch.softmax(scores, dim=-1) @ v @ W_O
 
 
 torch.manual_seed(0)
 d = 64
-w_qkv = torch.randn(d, 3 * d).to(device)
-w_o = torch.randn(d, d).to(device)
+W_QKV = torch.randn(d, 3 * d).to(device)
+W_O = torch.randn(d, d).to(device)
 
 lengths = [64, 128, 256, 512, 1024, 2048, 4096]
 flops = []
 for L in lengths:
     x = torch.randn(L, d).to(device)
     with FlopCounterMode(display=False) as counter:
-        self_attention(x, w_qkv, w_o)
+        self_attention(x, W_QKV, W_O)
     flops.append(counter.get_total_flops())
 
 print("    L         FLOPs  x when L doubles")
@@ -73,6 +73,6 @@ times = []
 with torch.no_grad():
     for L in timed_lengths:
         x = torch.randn(L, d).to(device)
-        times.append(seconds(self_attention, x, w_qkv, w_o, repeat=repeats))
+        times.append(seconds(self_attention, x, W_QKV, W_O, repeat=repeats))
 torch.set_num_threads(threads)
 # --8<-- [end:timing]
