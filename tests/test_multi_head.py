@@ -1,5 +1,7 @@
 """Chapter 4 (docs/multi-head.{zh,en}.md): snippets/multi_head/*, checked against PyTorch."""
 
+import io
+
 import pytest
 import torch
 import torch.nn as nn
@@ -205,6 +207,16 @@ def test_changing_one_head_changes_its_concat_slice_but_every_output_column(chap
     assert changed(chapter["before"]["output"], chapter["after"]["output"]) == list(range(E))
 
 
+def test_w_o_is_a_sum_of_per_head_maps(chapter):
+    # the FAQ's Q13: Concat(heads) W^O = sum_i head_i W^O_i, W^O_i the d_k rows of W^O for head i
+    mha, d, H = chapter["mha"], chapter["d_k"], chapter["mha"].num_heads
+    heads, concat = chapter["before"]["heads"], chapter["before"]["merged"]
+    W_O = mha.out_proj.weight.T  # (E, E): the formula's W^O
+    per_head = sum(heads[:, i] @ W_O[i * d : (i + 1) * d] for i in range(H))
+    assert_close(concat @ W_O, per_head)
+    assert_close(mha.out_proj(concat), per_head + mha.out_proj.bias)
+
+
 def parameter_count(module):
     return sum(p.numel() for p in module.parameters())
 
@@ -220,6 +232,22 @@ def test_parameter_counts_of_nn_multihead_attention_512_8():
     # the corrected numbers of the source article's FAQ Q14
     assert parameter_count(nn.MultiheadAttention(512, 8)) == 1_050_624
     assert parameter_count(nn.MultiheadAttention(512, 8, bias=False)) == 1_048_576
+
+
+def test_parameter_shapes_section_lists_what_the_count_adds_up():
+    # the FAQ's Q14 shows this section after the parameters one
+    printed = io.StringIO()
+    run_snippet("multi_head/multi_head_attention.py", stdout=printed)
+    lines = printed.getvalue().splitlines()
+    listed = lines[lines.index("4·E²       = 1,048,576") + 1 :]
+    E = 512
+    assert listed == [
+        f"in_proj_weight   {(3 * E, E)}",
+        f"in_proj_bias     {(3 * E,)}",
+        f"out_proj.weight  {(E, E)}",
+        f"out_proj.bias    {(E,)}",
+    ]
+    assert 3 * E * E + 3 * E + E * E + E == parameter_count(nn.MultiheadAttention(E, 8)) == 1_050_624
 
 
 def test_state_dict_layout_matches_pytorch_shapes():

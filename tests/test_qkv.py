@@ -117,6 +117,17 @@ def test_cross_attention_example_matches_sdpa(cross):
     assert_close(cross["out"], by_hand_attention(Q, K, V))
 
 
+def test_self_attention_variant_takes_keys_and_values_from_the_decoder(cross):
+    # the FAQ's Q2 shows this section after the cross-attention one
+    x, Q = cross["decoder_x"], cross["Q"]
+    assert_close(cross["K_self"], x @ cross["w_k"].weight.T)
+    assert_close(cross["V_self"], x @ cross["w_v"].weight.T)
+    n_q = x.shape[0]
+    assert cross["scores_self"].shape == (n_q, n_q) != cross["scores"].shape
+    assert cross["out_self"].shape == cross["out"].shape  # rows follow the queries either way
+    assert_close(cross["out_self"], by_hand_attention(Q, cross["K_self"], cross["V_self"]))
+
+
 # --- QKVProjection ------------------------------------------------------------
 
 

@@ -101,6 +101,7 @@ def test_dot_product_variance_grows_like_d_k_and_scaling_brings_it_to_one(why_sc
     for d_k, raw, scaled in zip(why_scale["d_ks"], why_scale["raw_var"], why_scale["scaled_var"], strict=True):
         assert 0.85 < raw / d_k < 1.15, (d_k, raw)
         assert 0.85 < scaled < 1.15, (d_k, scaled)
+        assert scaled == pytest.approx(raw / d_k)  # the same dot products, divided by √d_k
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -214,6 +215,28 @@ def test_fully_masked_row_is_nan_with_minus_inf_and_uniform_with_minus_1e9(devic
     assert bool(torch.softmax(row.masked_fill(hide, float("-inf")), dim=-1).isnan().all())
     uniform = torch.softmax(row.masked_fill(hide, -1e9), dim=-1)
     assert_close(uniform, torch.full_like(uniform, 0.2))
+
+
+def test_page_example_fully_masked_row_and_a_row_with_one_key_hidden(masking):
+    # the FAQ's Q10 shows the fully_masked and one_key_hidden sections together
+    row, with_inf, with_big = masking["row"], masking["with_inf"], masking["with_big"]
+    hide_all = masking["hide_all"]
+    assert bool(torch.softmax(row.masked_fill(hide_all, float("-inf")), dim=-1).isnan().all())
+    assert_close(torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1), torch.full_like(row, 1 / 3))
+    assert with_inf[0, 0] == 0 and with_big[0, 0] == 0
+    assert_close(with_inf, with_big)
+    assert_close(with_inf[0, 1:], torch.softmax(row[0, 1:], dim=-1))  # the visible keys, renormalised
+
+
+def test_minus_1e9_agrees_with_minus_inf_unless_a_whole_row_is_masked(device, dtype):
+    scores = random(4, 4, dtype=dtype, device=device)
+    hide = torch.ones(4, 4, dtype=torch.bool, device=device).triu(1)  # causal: every row keeps a key
+    with_inf = torch.softmax(scores.masked_fill(hide, float("-inf")), dim=-1)
+    assert_close(with_inf, torch.softmax(scores.masked_fill(hide, -1e9), dim=-1))
+    hide[3] = True  # now the last row has no key left
+    assert bool(torch.softmax(scores.masked_fill(hide, float("-inf")), dim=-1)[3].isnan().all())
+    uniform = torch.softmax(scores.masked_fill(hide, -1e9), dim=-1)[3]
+    assert_close(uniform, torch.full_like(uniform, 0.25))
 
 
 def test_minus_1e9_overflows_float16_but_not_minus_inf_or_finfo_min(device):

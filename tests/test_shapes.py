@@ -78,6 +78,25 @@ def test_forgetting_to_transpose_k_raises_when_l_differs_from_d_k(device):
         Q @ K
 
 
+def test_transposed_scores_hold_every_query_key_dot_product():
+    # the FAQ's Q6 shows this section after the error one
+    ns = run_script("transpose_k.py")
+    scores = ns["scores"]  # the batched (B, H, L, L) scores; the square section reuses Q and K
+    torch.manual_seed(0)
+    B, H, L, d_k = scores.shape[0], scores.shape[1], scores.shape[2], 4
+    Q = torch.randn(B, H, L, d_k).to(scores.device)  # the error section's Q and K, drawn again
+    K = torch.randn(B, H, L, d_k).to(scores.device)
+    assert_close(scores, torch.einsum("bhid,bhjd->bhij", Q, K))
+    assert_close(scores[0, 0, 1, 2], torch.dot(ns["q_1"], ns["k_2"]))
+
+
+def test_k_mt_swaps_only_the_last_two_dimensions(device, dtype):
+    K = torch.randn(2, 3, 5, 4, dtype=dtype).to(device)
+    assert torch.equal(K.mT, K.transpose(-2, -1))
+    assert K.mT.shape == (2, 3, 4, 5)
+    assert K.permute(3, 2, 1, 0).shape == (4, 5, 3, 2)  # what K.T would do: reverse every dimension
+
+
 def test_forgetting_to_transpose_k_is_silently_wrong_when_square(device, dtype):
     ns = run_script("transpose_k.py")
     Q, K = ns["Q"], ns["K"]
@@ -157,9 +176,15 @@ def test_default_layout_attends_across_the_batch(device, dtype):
 
 
 def test_batch_first_page_example_outputs_differ():
+    # also the FAQ's Q16: the minimal call, right and wrong
     ns = run_script("batch_first.py")
-    assert tuple(ns["weights"].shape) == (ns["L"], ns["B"], ns["B"])
-    assert not torch.allclose(ns["out"], ns["out_fixed"])
+    B, L, E = ns["B"], ns["L"], ns["E"]
+    assert tuple(ns["weights"].shape) == (L, B, B)
+    assert ns["out"].shape == ns["out_fixed"].shape == (B, L, E)  # the wrong layout keeps the shape
+    assert not torch.allclose(ns["out"], ns["out_fixed"], atol=1e-5)
+    assert tuple(ns["weights_fixed"].shape) == (B, L, L)
+    assert ns["out_lbe"].shape == (L, B, E)
+    assert_close(ns["out_lbe"].transpose(0, 1), ns["out_fixed"])
 
 
 def test_split_heads_figure_shows_the_numbers_and_their_tokens():

@@ -10,9 +10,9 @@ torch.manual_seed(0)
 n, d_model, d_k, d_v = 4, 8, 3, 3
 X = torch.randn(n, d_model).to(device)  # 4 tokens, 8 features each
 # three random projections (d_v = d_k here), scaled like a usual initialisation
-W_q, W_k, W_v = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
+W_Q, W_K, W_V = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
 
-Q, K, V = X @ W_q, X @ W_k, X @ W_v
+Q, K, V = X @ W_Q, X @ W_K, X @ W_V
 A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (n, n), computed from X
 out = A @ V  # row i = sum_j A[i, j] * V[j]
 

@@ -9,12 +9,12 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 d = 8
 linear = nn.Linear(d, d).to(device)
-W_q, W_k, W_v = (torch.randn(d, d).to(device) / d**0.5 for _ in range(3))
+W_Q, W_K, W_V = (torch.randn(d, d).to(device) / d**0.5 for _ in range(3))
 
 
 def attention(X):
-    A = torch.softmax((X @ W_q) @ (X @ W_k).T / d**0.5, dim=-1)
-    return A, A @ (X @ W_v)
+    A = torch.softmax((X @ W_Q) @ (X @ W_K).T / d**0.5, dim=-1)
+    return A, A @ (X @ W_V)
 
 
 X1 = torch.randn(5, d).to(device)

@@ -15,15 +15,15 @@ X = torch.randn(B, n, d_model).to(device)
 
 with torch.no_grad():
     # the same computation by hand, with mha's own weights
-    W_q, W_k, W_v = mha.in_proj_weight.chunk(3)  # each (d_model, d_model)
+    w_q, w_k, w_v = mha.in_proj_weight.chunk(3)  # each (d_model, d_model)
     b_q, b_k, b_v = mha.in_proj_bias.chunk(3)
 
     def split(t):  # (B, n, d_model) -> (B, h, n, d_v)
         return t.view(B, n, h, d_v).transpose(1, 2)
 
-    Q = split(X @ W_q.T + b_q)
-    K = split(X @ W_k.T + b_k)
-    V = split(X @ W_v.T + b_v)
+    Q = split(X @ w_q.T + b_q)
+    K = split(X @ w_k.T + b_k)
+    V = split(X @ w_v.T + b_v)
     heads = F.scaled_dot_product_attention(Q, K, V)  # (B, h, n, d_v)
     concat = heads.transpose(1, 2).reshape(B, n, h * d_v)
     out = mha.out_proj(concat)  # W^O: (h * d_v) -> d_model

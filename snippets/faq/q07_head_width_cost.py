@@ -12,16 +12,16 @@ X = torch.randn(1, n, d_model).to(device)
 
 flops = {}
 for h, d_k in [(1, 512), (8, 64), (8, 16)]:
-    W_q, W_k, W_v = torch.randn(3, d_model, h * d_k).to(device)
-    W_o = torch.randn(h * d_k, d_model).to(device)
+    W_Q, W_K, W_V = torch.randn(3, d_model, h * d_k).to(device)
+    W_O = torch.randn(h * d_k, d_model).to(device)
     with FlopCounterMode(display=False) as counter:
         # project, split into h heads of width d_k: (1, h, n, d_k)
         heads = [
-            (X @ W).view(1, n, h, d_k).transpose(1, 2) for W in (W_q, W_k, W_v)
+            (X @ W).view(1, n, h, d_k).transpose(1, 2) for W in (W_Q, W_K, W_V)
         ]
         Q, K, V = heads
         A = torch.softmax(Q @ K.transpose(-2, -1) / d_k**0.5, dim=-1)
-        out = (A @ V).transpose(1, 2).reshape(1, n, h * d_k) @ W_o
+        out = (A @ V).transpose(1, 2).reshape(1, n, h * d_k) @ W_O
     flops[h, d_k] = counter.get_total_flops()
     print(f"h={h}  d_k={d_k:>3}  h*d_k={h * d_k:>3}  FLOPs={flops[h, d_k]:,}")
 # --8<-- [end:cost]

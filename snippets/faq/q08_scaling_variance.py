@@ -1,51 +1,31 @@
-"""Q8: var(q·k) grows like d_k; dividing by √d_k brings it back to about 1."""
+"""Q8: dividing by d_k instead of √d_k flattens softmax towards uniform.
 
-# --8<-- [start:variance]
+On the FAQ page this file's section continues chapter 3's why_scale.py (the
+variance and saturation sections), which the page shows right above it. Run
+alone, the file runs that script first and continues from its variables.
+"""
+
+import runpy
+from pathlib import Path
+
 import torch
 
-device = "cuda" if torch.cuda.is_available() else "cpu"
+CHAPTER_3 = Path(__file__).resolve().parents[1] / "scaled_dot_product"
+_ch3 = runpy.run_path(str(CHAPTER_3 / "why_scale.py"))
+device, g, d_ks = _ch3["device"], _ch3["g"], _ch3["d_ks"]
+raw_var, scaled_var = _ch3["raw_var"], _ch3["scaled_var"]
+rows, n_keys, max_weight = _ch3["rows"], _ch3["n_keys"], _ch3["max_weight"]
 
-generator = torch.Generator().manual_seed(0)  # CPU data: same on every device
-n_pairs = 4000
-d_ks = [4, 16, 64, 256, 1024]
-raw_var, scaled_var = [], []
+# --8<-- [start:over_d_k]
+# dividing by d_k instead: new scores of the same kind, next to the two above
+peak = {"none": max_weight["raw"], "sqrt": max_weight["scaled"], "d_k": []}
 for d_k in d_ks:
-    shape = (2, n_pairs, d_k)  # components: independent, mean 0, variance 1
-    q, k = torch.randn(shape, generator=generator, dtype=torch.float64)
-    q, k = q.to(device), k.to(device)
-    dots = (q * k).sum(dim=-1)  # n_pairs dot products q·k
-    raw_var.append(dots.var().item())
-    scaled_var.append((dots / d_k**0.5).var().item())
-    print(f"d_k={d_k:>4}  var(q·k)={raw_var[-1]:7.1f}", end="  ")
-    print(f"var(q·k/√d_k)={scaled_var[-1]:.2f}")
-# --8<-- [end:variance]
-
-# --8<-- [start:saturation]
-# the largest weight in a softmax row over 32 keys, averaged over many rows
-n_keys = 32
-
-
-def mean_largest_weight(scores):
-    """Softmax each row of (..., n, n_keys) scores; mean of the rows' maxima."""
-    if scores.ndim < 2 or scores.shape[-1] == 0:
-        raise ValueError(
-            f"need (..., n, keys) scores, got {tuple(scores.shape)}"
-        )
-    return torch.softmax(scores, dim=-1).amax(dim=-1).mean().item()
-
-
-peak = {"none": [], "sqrt": [], "d_k": []}
+    q = torch.randn(rows, 1, d_k, generator=g).to(device, torch.float64)
+    k = torch.randn(rows, n_keys, d_k, generator=g).to(device, torch.float64)
+    weights = torch.softmax((q * k).sum(dim=-1) / d_k, dim=-1)
+    peak["d_k"].append(weights.max(dim=-1).values.mean().item())
 print(f"largest weight in a row of {n_keys} (uniform: {1 / n_keys:.3f})")
-titles = "".join(f"{title:>10}" for title in ["no scale", "/√d_k", "/d_k"])
-print(" " * 9 + titles)
-for d_k in d_ks:
-    shape = (2, 256, n_keys, d_k)  # 256 random (Q, K) pairs, 32 tokens each
-    Q, K = torch.randn(shape, generator=generator, dtype=torch.float64)
-    Q, K = Q.to(device), K.to(device)
-    scores = Q @ K.transpose(-2, -1)
-    peak["none"].append(mean_largest_weight(scores))
-    peak["sqrt"].append(mean_largest_weight(scores / d_k**0.5))
-    peak["d_k"].append(mean_largest_weight(scores / d_k))
-    row = "".join(f"{peak[key][-1]:>10.3f}" for key in peak)
-    print(f"d_k={d_k:>4} {row}")
-# --8<-- [end:saturation]
+print(" d_k  no scale     /√d_k      /d_k")
+for i, d_k in enumerate(d_ks):
+    print(f"{d_k:4d}" + "".join(f"{peak[key][i]:10.3f}" for key in peak))
+# --8<-- [end:over_d_k]

@@ -9,21 +9,21 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 n, d_model, d_k = 6, 32, 16
 X = torch.randn(n, d_model).to(device)
-W_q, W_k, W_v = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
-Q, K, V = X @ W_q, X @ W_k, X @ W_v
+W_Q, W_K, W_V = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
+Q, K, V = X @ W_Q, X @ W_K, X @ W_V
 
 with_scale = F.scaled_dot_product_attention(Q, K, V)  # divides by √d_k
 # no scaling in the attention, but W^Q divided by √d_k once, ahead of time
-Q_folded = X @ (W_q / d_k**0.5)
+Q_folded = X @ (W_Q / d_k**0.5)
 folded = F.scaled_dot_product_attention(Q_folded, K, V, scale=1.0)
 same = torch.allclose(with_scale, folded, atol=1e-5)
 print("scale folded into W^Q gives the same output:", same)
 # --8<-- [end:fold]
 
 # --8<-- [start:assumptions]
-generator = torch.Generator().manual_seed(0)
+g = torch.Generator().manual_seed(0)
 d_k, n_pairs = 64, 20000
-q, k = torch.randn(2, n_pairs, d_k, generator=generator, dtype=torch.float64)
+q, k = torch.randn(2, n_pairs, d_k, generator=g, dtype=torch.float64)
 q, k = q.to(device), k.to(device)
 cases = {
     "footnote: independent, mean 0, var 1": (q, k),

@@ -23,8 +23,8 @@ bleu = torch.tensor([r[5] for r in rows], device=device)
 base_bleu = bleu[[r[0] for r in rows].index("base")]
 print("  h   d_k  h*d_k  attention params   PPL   BLEU  vs base")
 for (_, h, d_k, _, ppl, _), b in zip(rows, bleu, strict=True):
-    layer = nn.MultiheadAttention(512, h, device=device)  # d_k = 512 / h
-    n_params = sum(p.numel() for p in layer.parameters())
+    mha = nn.MultiheadAttention(512, h, device=device)  # d_k = 512 / h
+    n_params = sum(p.numel() for p in mha.parameters())
     delta = (b - base_bleu).item()
     print(f"{h:>3} {d_k:>5} {h * d_k:>6} {n_params:>17,}", end=" ")
     print(f"{ppl:>5.2f} {b:>6.1f} {delta:>+8.1f}")

@@ -11,10 +11,10 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 mha = nn.MultiheadAttention(16, num_heads=4).to(device)
 # one tensor stores three separate matrices, stacked: packed, not tied
-W_q, W_k, W_v = mha.in_proj_weight.chunk(3)
-print(tuple(mha.in_proj_weight.shape), "->", tuple(W_q.shape), "x 3")
-print("W^Q == W^K:", torch.equal(W_q, W_k))
-print("W^K == W^V:", torch.equal(W_k, W_v))
+w_q, w_k, w_v = mha.in_proj_weight.chunk(3)
+print(tuple(mha.in_proj_weight.shape), "->", tuple(w_q.shape), "x 3")
+print("W^Q == W^K:", torch.equal(w_q, w_k))
+print("W^K == W^V:", torch.equal(w_k, w_v))
 # --8<-- [end:packed]
 
 # --8<-- [start:gqa]
@@ -25,10 +25,10 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-B, L, H, G, d_head = 2, 6, 8, 2, 16  # 8 query heads share 2 key/value heads
-q = torch.randn(B, H, L, d_head).to(device)
-k = torch.randn(B, G, L, d_head).to(device)
-v = torch.randn(B, G, L, d_head).to(device)
+B, L, H, G, d_k = 2, 6, 8, 2, 16  # 8 query heads share 2 key/value heads
+q = torch.randn(B, H, L, d_k).to(device)
+k = torch.randn(B, G, L, d_k).to(device)
+v = torch.randn(B, G, L, d_k).to(device)
 
 out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
 # the same as giving every query head a copy of its group's K and V:
@@ -44,10 +44,10 @@ print(tuple(out.shape), "== repeat_interleave of K/V")
 import torch
 
 # KV cache while generating: K and V of every past token, in every layer
-layers, H, d_head, L, batch = 32, 32, 128, 4096, 1
+layers, H, d_k, L, B = 32, 32, 128, 4096, 1
 element = torch.finfo(torch.float16).bits // 8  # bytes per float16 number
 
 for name, G in [("MHA, G = H", H), ("GQA, G = 8", 8), ("MQA, G = 1", 1)]:
-    kv_bytes = 2 * layers * batch * G * L * d_head * element  # 2: K and V
+    kv_bytes = 2 * layers * B * G * L * d_k * element  # 2: K and V
     print(f"{name}: {kv_bytes / 2**20:>6,.0f} MiB")
 # --8<-- [end:kv_cache]

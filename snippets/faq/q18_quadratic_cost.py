@@ -11,34 +11,24 @@ from torch.utils.flop_counter import FlopCounterMode
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def self_attention(x, w_qkv, w_o):
+def self_attention(x, W_QKV, W_O):
     """One head of self-attention with its projections: (L, d) -> (L, d)."""
-    shapes = [tuple(t.shape) for t in (x, w_qkv, w_o)]
-    if x.ndim != 2:
-        raise ValueError(f"x must be (L, d), got shapes {shapes}")
-    L, d = x.shape
-    if w_qkv.shape != (d, 3 * d) or w_o.shape != (d, d):
-        raise ValueError(f"need w_qkv (d, 3d), w_o (d, d), got shapes {shapes}")
-    if L == 0:
-        raise ValueError(f"x needs at least one token, got shapes {shapes}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be float, got {x.dtype}, shapes {shapes}")
-    q, k, v = (x @ w_qkv).chunk(3, dim=-1)  # (L, d) each
+    q, k, v = (x @ W_QKV).chunk(3, dim=-1)  # (L, d) each
     scores = q @ k.T / q.shape[-1] ** 0.5  # (L, L): the quadratic part
-    return torch.softmax(scores, dim=-1) @ v @ w_o
+    return torch.softmax(scores, dim=-1) @ v @ W_O
 
 
 torch.manual_seed(0)
 d = 64
-w_qkv = torch.randn(d, 3 * d).to(device)
-w_o = torch.randn(d, d).to(device)
+W_QKV = torch.randn(d, 3 * d).to(device)
+W_O = torch.randn(d, d).to(device)
 
 lengths = [64, 128, 256, 512, 1024, 2048, 4096]
 flops = []
 for L in lengths:
     x = torch.randn(L, d).to(device)
     with FlopCounterMode(display=False) as counter:
-        self_attention(x, w_qkv, w_o)
+        self_attention(x, W_QKV, W_O)
     flops.append(counter.get_total_flops())
 
 print("    L         FLOPs  x when L doubles")
@@ -50,12 +40,6 @@ for i, L in enumerate(lengths):
 
 def fitted_slope(xs, ys):
     """Least-squares slope of log(ys) against log(xs)."""
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError(
-            f"need two or more (x, y) pairs, got {len(xs)} and {len(ys)}"
-        )
-    if min(xs) <= 0 or min(ys) <= 0:
-        raise ValueError("log-log fit needs positive values")
     lx, ly = [math.log(v) for v in xs], [math.log(v) for v in ys]
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
@@ -68,8 +52,6 @@ import time
 
 def seconds(fn, *args, repeat=7):
     """Shortest of `repeat` timed runs of fn(*args), after one warm-up run."""
-    if repeat < 1:
-        raise ValueError(f"repeat must be at least 1, got {repeat}")
     fn(*args)
     best = float("inf")
     for _ in range(repeat):
@@ -91,6 +73,6 @@ times = []
 with torch.no_grad():
     for L in timed_lengths:
         x = torch.randn(L, d).to(device)
-        times.append(seconds(self_attention, x, w_qkv, w_o, repeat=repeats))
+        times.append(seconds(self_attention, x, W_QKV, W_O, repeat=repeats))
 torch.set_num_threads(threads)
 # --8<-- [end:timing]

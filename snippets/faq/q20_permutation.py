@@ -17,8 +17,6 @@ print("new order:", perm.tolist())
 
 def attend(tokens, positions=None, mask=None):
     """Self-attention over (1, L, E) tokens; positions belong to the slots."""
-    if tokens.shape != (1, L, E):
-        raise ValueError(f"need (1, L, E) tokens, got {tuple(tokens.shape)}")
     if positions is not None:
         tokens = tokens + positions  # slot i gets vector i, whatever sits there
     return mha(tokens, tokens, tokens, attn_mask=mask)[0]

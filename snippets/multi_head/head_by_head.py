@@ -9,13 +9,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 L, E, H = 5, 8, 2  # 5 tokens, d_model = 8, 2 heads
 d_k = E // H  # each head works in a d_k = E / H dimensional subspace
 
-gen = torch.Generator().manual_seed(0)
-X = torch.randn(L, E, generator=gen).to(device)  # (L, E)
+g = torch.Generator().manual_seed(0)
+X = torch.randn(L, E, generator=g).to(device)  # (L, E)
 
 
 def param(*shape):
     # drawn on the CPU, so that every device gets the same numbers
-    return torch.randn(*shape, generator=gen).to(device) / E**0.5
+    return torch.randn(*shape, generator=g).to(device) / E**0.5
 
 
 # every head has its own three projection matrices, each (E, d_k)

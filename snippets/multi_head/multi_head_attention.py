@@ -90,10 +90,10 @@ class MultiHeadAttention(nn.Module):
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
 
-        q, k, v = self.in_proj(x).chunk(3, dim=-1)  # 3 × (B, L, E)
-        q_h, k_h, v_h = map(self.split_heads, (q, k, v))  # 3 × (B, H, L, E/H)
+        Q, K, V = self.in_proj(x).chunk(3, dim=-1)  # 3 × (B, L, E)
+        Q_h, K_h, V_h = map(self.split_heads, (Q, K, V))  # 3 × (B, H, L, E/H)
         # (B, H, L, E/H) @ (B, H, E/H, L) -> (B, H, L, L), scaled by 1/√d_k
-        scores = q_h @ k_h.transpose(-2, -1) / math.sqrt(self.head_dim)
+        scores = Q_h @ K_h.transpose(-2, -1) / math.sqrt(self.head_dim)
         if attn_mask is not None:
             scores = scores.masked_fill(attn_mask, float("-inf"))
         if key_padding_mask is not None:
@@ -102,12 +102,12 @@ class MultiHeadAttention(nn.Module):
                 key_padding_mask[:, None, None, :], float("-inf")
             )
         weights = torch.softmax(scores, dim=-1)  # every row sums to 1
-        heads = weights @ v_h  # (B, H, L, E/H): one result per head
+        heads = weights @ V_h  # (B, H, L, E/H): one result per head
         merged = self.merge_heads(heads)  # (B, L, E) = Concat(heads)
         out = self.out_proj(merged)  # (B, L, E): W^O mixes the heads
 
         if trace is not None:
-            trace.update(X=x, Q=q, K=k, V=v, Q_h=q_h, K_h=k_h, V_h=v_h)
+            trace.update(X=x, Q=Q, K=K, V=V, Q_h=Q_h, K_h=K_h, V_h=V_h)
             trace.update(scores=scores, weights=weights, heads=heads)
             trace.update(merged=merged, output=out)
         if unbatched:
@@ -235,3 +235,9 @@ if __name__ == "__main__":
     print(f"4·E² + 4·E = {4 * E * E + 4 * E:,}")
     print(f"4·E²       = {4 * E * E:,}")
     # --8<-- [end:parameters]
+
+    # --8<-- [start:parameter_shapes]
+    # where nn.MultiheadAttention keeps them: W^Q, W^K, W^V packed in one tensor
+    for name, p in nn.MultiheadAttention(E, 8).to(device).named_parameters():
+        print(f"{name:<16} {tuple(p.shape)}")
+    # --8<-- [end:parameter_shapes]

@@ -29,3 +29,11 @@ out = F.scaled_dot_product_attention(Q, K, V)
 print("scores", tuple(scores.shape), "output", tuple(out.shape))
 print(torch.allclose(out, by_hand, atol=1e-6))
 # --8<-- [end:cross]
+
+# --8<-- [start:self]
+# self-attention: keys and values from decoder_x itself instead of memory
+K_self, V_self = w_k(decoder_x), w_v(decoder_x)  # (n_q, d_k), (n_q, d_v)
+scores_self = Q @ K_self.T / d_k**0.5  # (n_q, n_q)
+out_self = F.scaled_dot_product_attention(Q, K_self, V_self)
+print("scores", tuple(scores_self.shape), "output", tuple(out_self.shape))
+# --8<-- [end:self]

@@ -67,8 +67,8 @@ if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     torch.manual_seed(0)
-    B, H, L, d = 2, 3, 5, 8  # batch, heads, sequence length, features per head
-    q, k, v = torch.randn(3, B, H, L, d).to(device)
+    B, H, L, d_k = 2, 3, 5, 8  # batch, heads, sequence length, width per head
+    q, k, v = torch.randn(3, B, H, L, d_k).to(device)
 
     out, weights = scaled_dot_product_attention(q, k, v)
     print(out.shape, weights.shape)

@@ -2,11 +2,14 @@
 
 # ruff: noqa: E402  (each section imports what it first uses, as the page shows)
 
-# --8<-- [start:padding]
+# --8<-- [start:imports]
 import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
+# --8<-- [end:imports]
+
+# --8<-- [start:padding]
 sentences = [["I", "drink", "green", "tea"], ["I", "drink", "<pad>", "<pad>"]]
 torch.manual_seed(37)
 # batch of 2 sentences, 4 positions each, d_k = d_v = 6
@@ -38,6 +41,14 @@ hide_all = torch.ones(1, 3, dtype=torch.bool, device=device)  # every key hidden
 print(torch.softmax(row.masked_fill(hide_all, float("-inf")), dim=-1).cpu())
 print(torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1).cpu())
 # --8<-- [end:fully_masked]
+
+# --8<-- [start:one_key_hidden]
+# with a key left to attend to, -1e9 gives the same weights as -inf
+hide_first = torch.tensor([[True, False, False]], device=device)
+with_inf = torch.softmax(row.masked_fill(hide_first, float("-inf")), dim=-1)
+with_big = torch.softmax(row.masked_fill(hide_first, -1e9), dim=-1)
+print("key 0 hidden, -inf and -1e9 agree:", torch.allclose(with_inf, with_big))
+# --8<-- [end:one_key_hidden]
 
 # --8<-- [start:float16]
 # requires torch >= 2.2: float16 softmax on the CPU

@@ -6,14 +6,14 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 g = torch.Generator().manual_seed(0)
-n = 2000  # pairs (q, k) per d_k
+n_pairs = 2000  # pairs (q, k) per d_k
 d_ks = [4, 16, 64, 256, 1024]
 raw_var, scaled_var = [], []
 for d_k in d_ks:
     # entries with mean 0 and variance 1, as in the paper's footnote
-    q = torch.randn(n, d_k, generator=g).to(device)
-    k = torch.randn(n, d_k, generator=g).to(device)
-    dots = (q * k).sum(dim=-1)  # n dot products
+    q = torch.randn(n_pairs, d_k, generator=g).to(device)
+    k = torch.randn(n_pairs, d_k, generator=g).to(device)
+    dots = (q * k).sum(dim=-1)  # n_pairs dot products
     raw_var.append(dots.var().item())
     scaled_var.append((dots / d_k**0.5).var().item())
     raw, scaled = raw_var[-1], scaled_var[-1]

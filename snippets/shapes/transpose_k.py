@@ -19,6 +19,14 @@ scores = Q @ K.transpose(-2, -1)  # (B, H, L, d_k) @ (B, H, d_k, L)
 print(tuple(scores.shape))
 # --8<-- [end:error]
 
+# --8<-- [start:dot_products]
+# scores[b, h, i, j] is query i · key j, for sequence b and head h
+q_1, k_2 = Q[0, 0, 1], K[0, 0, 2]
+same = torch.allclose(scores[0, 0, 1, 2], q_1 @ k_2, atol=1e-5)
+print("scores[0, 0, 1, 2] == q_1 · k_2:", same)
+print("K.mT is the same:", torch.equal(K.mT, K.transpose(-2, -1)))
+# --8<-- [end:dot_products]
+
 # --8<-- [start:square]
 # when L == d_k, Q @ K runs and returns an (L, L) matrix of the wrong numbers
 L = d_k = 4

@@ -5,19 +5,19 @@ import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-B, H, L, d = 2, 3, 5, 4
-heads = torch.randn(B, H, L, d).to(device)  # one result per head
-t = heads.transpose(1, 2)  # (B, L, H, d): same memory, read in another order
+B, H, L, d_k = 2, 3, 5, 4
+heads = torch.randn(B, H, L, d_k).to(device)  # one result per head
+t = heads.transpose(1, 2)  # (B, L, H, d_k): same memory, read in another order
 print("heads", tuple(heads.shape), heads.stride(), heads.is_contiguous())
 print("t    ", tuple(t.shape), t.stride(), t.is_contiguous())
 
 try:
-    t.view(B, L, H * d)
+    t.view(B, L, H * d_k)
 except RuntimeError as error:
     print("RuntimeError:", error)
 
-merged = t.reshape(B, L, H * d)  # copies when it has to
-also_merged = t.contiguous().view(B, L, H * d)  # copy first, then view
+merged = t.reshape(B, L, H * d_k)  # copies when it has to
+also_merged = t.contiguous().view(B, L, H * d_k)  # copy first, then view
 print(tuple(merged.shape), torch.equal(merged, also_merged))
 # --8<-- [end:view]
 
