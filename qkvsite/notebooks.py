@@ -84,7 +84,9 @@ def chapter_markdown(page: Page, chapter: str) -> str:
             replace[block.output.start] = (block.output.end, [])
     for figure in page.figures:
         start = figure.lineno - 1
-        image = f"![{figure.alt}](../../figures/{figure.name}.svg)"
+        # both schemes; Material's CSS shows the one of the page's scheme (img[src$="#only-dark"])
+        image = f"![{figure.alt}](../../figures/{figure.name}.svg#only-light)"
+        image += f"![{figure.alt}](../../figures/{figure.name}.dark.svg#only-dark)"
         if figure.caption:
             end = next(j for j in range(start + 2, len(lines)) if lines[j].strip() == "///")
             replace[start] = (end, [image, "", f"*{figure.caption}*"])
@@ -161,7 +163,7 @@ def page_code_of(notebook) -> list[str]:
 
 
 def embed_figures(notebook, lang: str):
-    """A copy with the figures as cell attachments, so the downloaded notebook shows them without the site."""
+    """A copy with the figures as cell attachments (light scheme), so the download shows them without the site."""
     from qkvsite.figures import load_all, render
 
     load_all()
@@ -169,8 +171,9 @@ def embed_figures(notebook, lang: str):
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
             continue
-        for name in re.findall(r"\]\(\.\./\.\./figures/([\w-]+)\.svg\)", cell.source):
-            cell.source = cell.source.replace(f"](../../figures/{name}.svg)", f"](attachment:{name}.svg)")
+        cell.source = re.sub(r"!\[[^\]]*\]\(\.\./\.\./figures/[\w-]+\.dark\.svg#only-dark\)", "", cell.source)
+        for name in re.findall(r"\]\(\.\./\.\./figures/([\w-]+)\.svg#only-light\)", cell.source):
+            cell.source = cell.source.replace(f"](../../figures/{name}.svg#only-light)", f"](attachment:{name}.svg)")
             cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": render(name, lang).decode()}
     return notebook
 

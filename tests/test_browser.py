@@ -7,6 +7,7 @@ package.json); .ci/run installs both.
 import gzip
 import http.server
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -137,6 +138,15 @@ class Visit:
         )
 
 
+# every image the page shows (figures load lazily: made eager here), and those that did not load
+SHOWN_IMAGES_THAT_FAIL = """async () => {
+  const shown = [...document.images].filter((i) => i.checkVisibility());
+  shown.forEach((i) => { i.loading = "eager"; });
+  await Promise.all(shown.map((i) => i.decode().catch(() => null)));
+  return shown.filter((i) => !(i.complete && i.naturalWidth > 0)).map((i) => i.src);
+}"""
+
+
 def visit_pages(paths: list[str], origin: str) -> dict:
     """Open each page once in a fresh context of one browser of its own; check it with axe-core."""
     results = {}
@@ -146,9 +156,7 @@ def visit_pages(paths: list[str], origin: str) -> dict:
             context = browser.new_context()
             visit = Visit(context, origin)
             visit.page.goto(origin + path, wait_until="networkidle")
-            visit.images = visit.page.eval_on_selector_all(
-                "img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
-            )
+            visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
             visit.page.add_script_tag(path=str(AXE))
             report = visit.page.evaluate(
                 "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})"
@@ -368,3 +376,34 @@ def test_the_search_dialog_is_named_in_the_page_language(page, origin, path, lab
     # axe reports an unnamed dialog only as best practice, not as a WCAG violation: checked here
     page.goto(origin + path, wait_until="networkidle")
     assert page.locator('.md-search[role="dialog"]').get_attribute("aria-label") == label
+
+
+@pytest.mark.parametrize("scheme, suffix", [("light", ".svg"), ("dark", ".dark.svg")])
+def test_each_colour_scheme_shows_its_own_variant_of_every_figure(browser, origin, scheme, suffix):
+    context = browser.new_context(color_scheme=scheme)
+    page = context.new_page()
+    page.goto(origin + "/en/scaled-dot-product/", wait_until="networkidle")
+    shown = page.eval_on_selector_all(
+        "a.qkv-figure img", "imgs => imgs.filter(i => i.checkVisibility()).map(i => i.src)"
+    )
+    figures = re.findall(
+        r"\]\(figures/([\w-]+)\.svg\)", (DOCS / "scaled-dot-product.en.md").read_text(encoding="utf-8")
+    )
+    assert [urlparse(src).path.rsplit("/", 1)[1] for src in shown] == [name + suffix for name in figures]
+    context.close()
+
+
+def test_on_a_phone_every_figure_is_readable_or_opens_full_size(browser, origin):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    for path in ["/scaled-dot-product/", "/en/multi-head/", "/faq/"]:
+        page.goto(origin + path, wait_until="networkidle")
+        figures = page.evaluate(
+            """() => [...document.querySelectorAll("a.qkv-figure img")].filter((i) => i.checkVisibility()).map((i) => ({
+                scale: i.getBoundingClientRect().width / (i.naturalWidth || i.getBoundingClientRect().width),
+                link: i.closest("a").getAttribute("href"), src: i.getAttribute("src")}))"""
+        )
+        assert figures, path
+        for figure in figures:
+            assert figure["scale"] >= 0.6 or figure["link"] == figure["src"], (path, figure)
+    context.close()

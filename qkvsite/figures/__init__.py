@@ -6,6 +6,11 @@ ran) and the page language, and returns a matplotlib Figure. The MkDocs hook
 (``qkvsite.hooks.figures``) renders every registered figure to SVG for every
 language; nothing is committed as an image file.
 
+Every figure is drawn twice, for Material's light and dark schemes: the
+dark one (``<name>.dark.svg``) is drawn under ``DARK`` rcParams, and drawing
+code takes its non-data colours from :func:`palette` instead of naming
+"white" or "black".
+
 Rendered SVGs are cached on disk (``.cache/figures/``), keyed by everything
 that can change them: the figure's module and this one, the example and the
 snippet modules it imports, the language, and the versions of torch and
@@ -26,6 +31,7 @@ import runpy
 import sys
 import warnings
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +57,45 @@ CJK_FONTS = [
 ]
 
 Draw = Callable[[dict, str], "matplotlib.figure.Figure"]
+
+SCHEMES = ("light", "dark")
+# non-data colours per scheme; dark's paper is Material's slate background, hsl(232, 15%, 14%)
+PALETTES = {
+    "light": {"paper": "white", "ink": "#222222", "muted": "#5e5e5e", "rule": "lightgrey"},
+    "dark": {"paper": "#1e2029", "ink": "#e2e4e9", "muted": "#a9aebb", "rule": "#4a4f5e"},
+}
+_scheme: ContextVar[str] = ContextVar("scheme", default="light")
+
+
+def palette() -> dict[str, str]:
+    """The non-data colours of the scheme being drawn: paper, ink (text), muted (notes), rule (lines)."""
+    return PALETTES[_scheme.get()]
+
+
+def style(scheme: str) -> dict:
+    """rcParams of a scheme: the dark one recolours backgrounds, text, axes and legends."""
+    c = PALETTES[scheme]
+    if scheme == "light":
+        return {}
+    return {
+        "figure.facecolor": c["paper"],
+        "axes.facecolor": c["paper"],
+        "savefig.facecolor": c["paper"],
+        "text.color": c["ink"],
+        "axes.labelcolor": c["ink"],
+        "axes.edgecolor": c["muted"],
+        "xtick.color": c["ink"],
+        "ytick.color": c["ink"],
+        "grid.color": c["rule"],
+        "legend.facecolor": c["paper"],
+        "legend.edgecolor": c["rule"],
+        "patch.edgecolor": c["ink"],
+    }
+
+
+def file_name(name: str, scheme: str) -> str:
+    """figures/<file_name>: <name>.svg for the light scheme, <name>.dark.svg for the dark one."""
+    return f"{name}.svg" if scheme == "light" else f"{name}.{scheme}.svg"
 
 
 @dataclass(frozen=True)
@@ -170,26 +215,26 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
     return buffer.getvalue()
 
 
-def cache_key(name: str, lang: str) -> str:
-    """Everything that can change figure ``name`` in ``lang``."""
+def cache_key(name: str, lang: str, scheme: str = "light") -> str:
+    """Everything that can change figure ``name`` in ``lang`` and ``scheme``."""
     from qkvsite.config import example_device, torch_version
 
     spec = FIGURES[name]
-    versions = f"{CACHE_FORMAT} {name} {lang} matplotlib {matplotlib.__version__} torch {torch_version()}"
+    versions = f"{CACHE_FORMAT} {name} {lang} {scheme} matplotlib {matplotlib.__version__} torch {torch_version()}"
     versions += f" {example_device()}"
     sources = [Path(__file__), spec.module_file, *snippet_sources(spec.example)]
     return hashlib.sha256(versions.encode() + _fingerprint(sources).encode()).hexdigest()[:24]
 
 
-def render(name: str, lang: str) -> bytes:
+def render(name: str, lang: str, scheme: str = "light") -> bytes:
     """SVG bytes of figure ``name`` with labels in ``lang``, from the disk cache when nothing changed."""
-    key = cache_key(name, lang)
-    path = CACHE / f"{name}.{lang}.{key}.svg"
+    key = cache_key(name, lang, scheme)
+    path = CACHE / f"{name}.{lang}.{scheme}.{key}.svg"
     if path.is_file():
         return path.read_bytes()
-    svg = _draw(name, lang)
+    svg = _draw(name, lang, scheme)
     CACHE.mkdir(parents=True, exist_ok=True)
-    for stale in CACHE.glob(f"{name}.{lang}.*.svg"):
+    for stale in CACHE.glob(f"{name}.{lang}.{scheme}.*.svg"):
         stale.unlink()
     temporary = path.with_suffix(".tmp")
     temporary.write_bytes(svg)
@@ -197,13 +242,17 @@ def render(name: str, lang: str) -> bytes:
     return svg
 
 
-def _draw(name: str, lang: str) -> bytes:
+def _draw(name: str, lang: str, scheme: str) -> bytes:
     setup_fonts()
     spec = FIGURES[name]
     values = run_example(spec.example)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a missing glyph draws a box: fail instead
-        return render_svg(spec.draw(values, lang))
+    token = _scheme.set(scheme)
+    try:
+        with warnings.catch_warnings(), plt.rc_context(style(scheme)):
+            warnings.simplefilter("error")  # a missing glyph draws a box: fail instead
+            return render_svg(spec.draw(values, lang))
+    finally:
+        _scheme.reset(token)
 
 
 def heatmap(

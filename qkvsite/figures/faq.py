@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure
+from qkvsite.figures import figure, palette
 
 TEXT = {
     "zh": {
@@ -154,7 +154,7 @@ def heads_table3(ns, lang):
     base = [i for i, r in enumerate(rows) if r[0] == "base"][0]
     for ax in (ax_b, ax_p):
         ax.get_xticklabels()[base].set_color("tab:orange")
-    fig.text(0.5, -0.02, t["table_note"], ha="center", fontsize=9, color="dimgrey")
+    fig.text(0.5, -0.02, t["table_note"], ha="center", fontsize=9, color=palette()["muted"])
     fig.tight_layout()
     return fig
 
@@ -171,7 +171,7 @@ def _loglog(ax, xs, ys, fit, color, label):
         transform=ax.transAxes,
         va="top",
         fontsize=10,
-        bbox={"facecolor": "white", "edgecolor": "lightgrey"},
+        bbox={"facecolor": palette()["paper"], "edgecolor": palette()["rule"]},
     )
 
 
@@ -253,7 +253,7 @@ def score_memory(ns, lang):
         ha="right",
         va="bottom",
         fontsize=9,
-        color="dimgrey",
+        color=palette()["muted"],
     )
     ax.legend(loc="upper left", fontsize=9)
     fig.tight_layout()

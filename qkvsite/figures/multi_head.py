@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from qkvsite.figures import figure, heatmap
+from qkvsite.figures import figure, heatmap, palette
 
 TEXT = {
     "zh": {
@@ -51,7 +51,13 @@ TEXT = {
 }
 
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-LABEL = {"facecolor": "white", "edgecolor": "none", "pad": 1.5}
+
+
+def label() -> dict:
+    """A text's background that hides the arrows behind it: the paper's colour."""
+    return {"facecolor": palette()["paper"], "edgecolor": "none", "pad": 1.5}
+
+
 COLORS = {
     "Q": "#dbe9f6",
     "K": "#fde2c8",
@@ -79,7 +85,7 @@ def box(ax, x, y, w, h, text, color="white", **kw):
             linewidth=1,
         )
     )
-    ax.text(x, y, text, ha="center", va="center", **kw)
+    ax.text(x, y, text, ha="center", va="center", **{"color": "#222222", **kw})  # boxes stay light
 
 
 def arrow(ax, start, end):
@@ -87,7 +93,7 @@ def arrow(ax, start, end):
         "",
         xy=end,
         xytext=start,
-        arrowprops={"arrowstyle": "-|>", "color": "#555555", "lw": 0.9},
+        arrowprops={"arrowstyle": "-|>", "color": palette()["muted"], "lw": 0.9},
     )
 
 
@@ -117,7 +123,7 @@ def multi_head_flow(ns, lang):
     for h in range(H):
         cx = group * (h + 0.5)
         sub = str(h).translate(SUB)
-        ax.text(cx, 4.98, t["head"].format(h), color="#333", bbox=LABEL, zorder=3, **small)
+        ax.text(cx, 4.98, t["head"].format(h), bbox=label(), zorder=3, **small)
         for j, role in enumerate("QKV"):
             x = cx + (j - 1) * 0.58
             arrow(ax, (left / 2, 5.32), (x, 4.72))
@@ -125,7 +131,7 @@ def multi_head_flow(ns, lang):
             arrow(ax, (x, 4.39), (x, 3.98))
             box(ax, x, 3.8, 0.5, 0.32, f"{role}{sub}", COLORS[role])
             arrow(ax, (x, 3.64), (cx + (j - 1) * 0.3, 3.02))
-        ax.text(cx, 3.38, shape_text(per_head, letters), bbox=LABEL, zorder=3, **small)
+        ax.text(cx, 3.38, shape_text(per_head, letters), bbox=label(), zorder=3, **small)
         attention = t["attention"].format(sub)
         box(ax, cx, 2.75, 1.8, 0.4, attention, COLORS["A"], fontsize=9.5)
         ax.text(cx, 2.2, f"head{sub}\n" + shape_text(head_out, letters), **small)
@@ -141,8 +147,8 @@ def multi_head_flow(ns, lang):
 
     # right: the same steps as the code runs them, all heads in one tensor
     cx = (left + 8.8) / 2 + 0.05
-    ax.text(cx, 4.98, t["code"], color="#333", **small)
-    ax.plot([left + 0.1, left + 0.1], [0.2, 5.15], color="#bbbbbb", lw=0.8, ls="--")
+    ax.text(cx, 4.98, t["code"], **small)
+    ax.plot([left + 0.1, left + 0.1], [0.2, 5.15], color=palette()["rule"], lw=0.8, ls="--")
     steps = ["Q", "Q_h", "weights", "heads", "merged", "output"]
     shapes = {k: tuple(trace[k].shape) for k in steps}
     for y, row in zip([4.55, 3.8, 2.75, 2.2, 1.42, 0.82], t["code_rows"], strict=True):

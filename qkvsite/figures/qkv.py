@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 from matplotlib.patches import ConnectionPatch, Rectangle
 
-from qkvsite.figures import figure, heatmap
+from qkvsite.figures import figure, heatmap, palette
 
 SELF = "qkv/projections.py"
 CROSS = "qkv/cross_attention.py"
@@ -100,7 +100,7 @@ def _arrow(fig, ax_from, ax_to, start, end):
             arrowstyle="-|>",
             mutation_scale=16,
             linewidth=1.6,
-            color="0.25",
+            color=palette()["muted"],
         )
     )
 
