@@ -138,7 +138,7 @@ def kv_cache_speed(ns, lang):
     ax_r.set_xlabel(t["length"])
     ax_r.set_ylim(0, max(speedup) * 1.18)
     ax_r.set_title(t["ratio_title"], fontsize=10)
-    fig.text(0.99, 0.01, _machine(ns, lang), ha="right", va="bottom", fontsize=8, color="dimgrey")
+    fig.text(0.99, 0.01, _machine(ns, lang), ha="right", va="bottom", fontsize=9.5, color="dimgrey")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
