@@ -1,0 +1,163 @@
+"""Chapter 7 figures, drawn from snippets/decoding/*.py."""
+
+import matplotlib.pyplot as plt
+
+from qkvsite import records
+from qkvsite.figures import figure
+
+TEXT = {
+    "zh": {
+        "upper_title": "is_causal=True：对齐左上角（错）",
+        "lower_title": "causal_lower_right / tril(S − L)：对齐右下角（对）",
+        "key": "键（{} 个缓存的词 + {} 个新词）",
+        "query": "新词的查询",
+        "cached": "缓存",
+        "new": "新",
+        "token": "词 {}",
+        "speed_title": "生成一个词的时间（{} 次取最短）",
+        "ratio_title": "不用缓存 / 用缓存",
+        "length": "这一步看到的词数 S",
+        "ms": "毫秒 / 词",
+        "full": "不用缓存：整段重算",
+        "with_cache": "KV 缓存：只算新词",
+        "times": "{:.1f}×",
+        "machine": "测量：{}，{}，torch {}",
+        "one_thread": "CPU 单线程",
+        "pad_title": "第 {} 个序列：{}",
+        "pad_key": "键：词（位置编号）",
+        "pad_query": "查询",
+        "pad": "<pad>",
+    },
+    "en": {
+        "upper_title": "is_causal=True: aligned top left (wrong)",
+        "lower_title": "causal_lower_right / tril(S − L): aligned bottom right (right)",
+        "key": "keys ({} cached tokens + {} new ones)",
+        "query": "queries of the new tokens",
+        "cached": "cached",
+        "new": "new",
+        "token": "token {}",
+        "speed_title": "Time to generate one token (best of {})",
+        "ratio_title": "without cache / with cache",
+        "length": "tokens this step sees, S",
+        "ms": "ms per token",
+        "full": "no cache: recompute everything",
+        "with_cache": "KV cache: the new token only",
+        "times": "{:.1f}×",
+        "machine": "Measured on {}, {}, torch {}",
+        "one_thread": "CPU, one thread",
+        "pad_title": "sequence {}: {}",
+        "pad_key": "keys: token (position id)",
+        "pad_query": "queries",
+        "pad": "<pad>",
+    },
+}
+
+ALLOWED, BLOCKED = "#4c9f70", "#f2f2f2"
+
+
+def _mask(ax, mask, row_labels, col_labels):
+    """Green cells may attend, hatched grey cells may not."""
+    rows, cols = len(mask), len(mask[0])
+    for i in range(rows):
+        for j in range(cols):
+            ok = bool(mask[i][j])
+            ax.add_patch(
+                plt.Rectangle(
+                    (j - 0.5, i - 0.5),
+                    1,
+                    1,
+                    facecolor=ALLOWED if ok else BLOCKED,
+                    edgecolor="white",
+                    hatch=None if ok else "///",
+                    lw=1.5,
+                )
+            )
+            ax.text(j, i, "1" if ok else "0", ha="center", va="center", color="white" if ok else "grey")
+    ax.set_xlim(-0.5, cols - 0.5)
+    ax.set_ylim(rows - 0.5, -0.5)
+    ax.set_aspect("equal")
+    ax.set_xticks(range(cols), col_labels)
+    ax.set_yticks(range(rows), row_labels)
+    ax.tick_params(length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+
+
+@figure("decoding-causal-alignment", "decoding/causal_alignment.py")
+def causal_alignment(ns, lang):
+    t = TEXT[lang]
+    S, L = ns["S"], ns["L"]
+    cached = S - L
+    cols = [t["cached"] if j < cached else t["new"] for j in range(S)]
+    cols = [f"{j}\n{c}" for j, c in enumerate(cols)]
+    rows = [t["token"].format(cached + i) for i in range(L)]
+    fig, axes = plt.subplots(2, 1, figsize=(7.6, 4.8))
+    for ax, key, title in zip(axes, ["upper_left", "lower_right"], ["upper_title", "lower_title"], strict=True):
+        _mask(ax, ns[key].tolist(), rows, cols)
+        ax.axvline(cached - 0.5, color="black", lw=1.2, ls="--")
+        ax.set_title(t[title], fontsize=10)
+        ax.set_ylabel(t["query"], fontsize=9)
+    axes[-1].set_xlabel(t["key"].format(cached, L), fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+TINY = "decoding/tiny_decoder.py"
+
+
+def _machine(ns, lang):
+    t, env = TEXT[lang], records.environment()
+    if ns["device"] == "cuda":
+        where = env["cuda"]["device"] if env["cuda"] else "CUDA"
+        return t["machine"].format(where, "CUDA", env["torch"])
+    return t["machine"].format(env["cpu"], t["one_thread"], env["torch"])
+
+
+@figure("decoding-kv-cache-speed", TINY)
+def kv_cache_speed(ns, lang):
+    t = TEXT[lang]
+    lengths, per_token, speedup = ns["lengths"], ns["per_token"], ns["speedup"]
+    fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(10.0, 4.2), width_ratios=[1.3, 1])
+    ms = {k: [s * 1e3 for s in v] for k, v in per_token.items()}
+    ax_t.plot(lengths, ms["full"], "o-", color="tab:red", label=t["full"])
+    ax_t.plot(lengths, ms["cached"], "s-", color="tab:blue", label=t["with_cache"])
+    ax_t.set_xscale("log", base=2)
+    ax_t.set_ylim(bottom=0)
+    ax_t.set_xticks(lengths, [str(S) for S in lengths])
+    ax_t.set_xlabel(t["length"])
+    ax_t.set_ylabel(t["ms"])
+    ax_t.set_title(t["speed_title"].format(ns["repeats"]), fontsize=10)
+    ax_t.legend(loc="upper left", fontsize=9)
+    ax_t.grid(True, which="both", alpha=0.3)
+    positions = range(len(lengths))
+    ax_r.bar(positions, speedup, color="tab:purple")
+    for x, value in zip(positions, speedup, strict=True):
+        ax_r.text(x, value, t["times"].format(value), ha="center", va="bottom", fontsize=9)
+    ax_r.axhline(1, color="grey", lw=0.8, ls=":")
+    ax_r.set_xticks(positions, [str(S) for S in lengths])
+    ax_r.set_xlabel(t["length"])
+    ax_r.set_ylim(0, max(speedup) * 1.18)
+    ax_r.set_title(t["ratio_title"], fontsize=10)
+    fig.text(0.99, 0.01, _machine(ns, lang), ha="right", va="bottom", fontsize=9.5, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+@figure("decoding-left-padding", TINY)
+def left_padding(ns, lang):
+    t = TEXT[lang]
+    batch, pad, positions = ns["batch"].cpu(), ns["pad"].cpu(), ns["positions"].cpu()
+    vocab, prompts = ns["vocab"], ns["prompts"]
+    mask = ns["decoder_mask"](batch.shape[1], batch.shape[1], pad)[:, 0]
+    fig, axes = plt.subplots(1, len(prompts), figsize=(9.6, 3.9))
+    for b, ax in enumerate(axes):
+        names = [t["pad"] if bool(pad[b, j]) else vocab[int(batch[b, j])] for j in range(batch.shape[1])]
+        cols = [name if bool(pad[b, j]) else f"{name} ({int(positions[b, j])})" for j, name in enumerate(names)]
+        _mask(ax, mask[b].tolist(), names, cols)
+        ax.set_title(t["pad_title"].format(b, " ".join(prompts[b])), fontsize=10)
+        ax.set_xlabel(t["pad_key"], fontsize=9)
+        ax.tick_params(axis="x", labelsize=9)
+        if b == 0:
+            ax.set_ylabel(t["pad_query"], fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,62 @@
+"""is_causal=True aligns the mask to the top left when L != S: the trap."""
+
+# ruff: noqa: E402  (each section imports what it uses: it runs alone)
+
+# --8<-- [start:trap]
+import torch
+import torch.nn.functional as F
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+S, L, d = 7, 3, 8  # 7 keys: 4 cached tokens + 3 new ones; 3 new queries
+q_all, k, v = (torch.randn(1, 1, S, d).to(device) for _ in range(3))
+q = q_all[:, :, -L:]  # only the 3 new tokens ask
+
+# the right answer: all 7 tokens with the usual causal mask, last 3 rows
+reference = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)
+reference = reference[:, :, -L:]
+
+
+def seen(**mask):
+    """1 where a query gives weight to a key: values = identity matrix."""
+    eye = torch.eye(S, device=device).expand(1, 1, S, S)
+    weights = F.scaled_dot_product_attention(q, k, eye, **mask)[0, 0]
+    for i, row in enumerate((weights > 0).int().tolist()):
+        print(f"  query {S - L + i}: " + " ".join(map(str, row)))
+
+
+out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+print("is_causal=True matches:", torch.allclose(out, reference, atol=1e-5))
+seen(is_causal=True)
+# --8<-- [end:trap]
+
+# --8<-- [start:explicit]
+# True = may attend; the diagonal moved right by S - L: bottom-right aligned
+allowed = torch.ones(L, S, dtype=torch.bool, device=device).tril(S - L)
+out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+print("explicit mask matches:", torch.allclose(out, reference, atol=1e-5))
+seen(attn_mask=allowed)
+# --8<-- [end:explicit]
+
+# --8<-- [start:lower_right]
+# requires torch >= 2.3: torch.nn.attention.bias
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left
+
+out = F.scaled_dot_product_attention(
+    q, k, v, attn_mask=causal_lower_right(L, S)
+)
+print("causal_lower_right matches:", torch.allclose(out, reference, atol=1e-5))
+upper = F.scaled_dot_product_attention(
+    q, k, v, attn_mask=causal_upper_left(L, S)
+)
+trap = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+print(
+    "causal_upper_left == is_causal=True:",
+    torch.allclose(upper, trap, atol=1e-5),
+)
+# --8<-- [end:lower_right]
+
+# the figure: the two masks
+upper_left = torch.ones(L, S, dtype=torch.bool).tril()
+lower_right = torch.ones(L, S, dtype=torch.bool).tril(S - L)

@@ -1,0 +1,399 @@
+"""A tiny decoder-only model with a KV cache, and decoding with it."""
+
+# ruff: noqa: E402  (each section imports what it uses: it runs alone)
+
+# --8<-- [start:module]
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def decoder_mask(L, S, pad=None, device=None):
+    """Bool mask, True = may attend: L new queries, S keys (cached + new).
+
+    Causal, aligned bottom right: query i is token S - L + i. With pad (B, S),
+    True at padding, padded keys are hidden too, but every query still sees
+    itself, so that no row is empty. Shape (L, S), or (B, 1, L, S) with pad.
+    """
+    device = pad.device if pad is not None else device
+    i = torch.arange(S - L, S, device=device)[:, None]  # query positions
+    j = torch.arange(S, device=device)  # key positions
+    allowed = j <= i
+    if pad is None:
+        return allowed
+    allowed = (allowed & ~pad[:, None, :]) | (j == i)  # (B, L, S)
+    return allowed[:, None]  # one mask for every head
+
+
+class KVCache:
+    """Per layer, K and V of every token so far: (B, H_kv, S, d_head)."""
+
+    def __init__(self):
+        self.k, self.v = [], []
+
+    def __len__(self):  # S, the number of cached tokens
+        return self.k[0].shape[-2] if self.k else 0
+
+    def update(self, layer, k, v):
+        """Append this step's k, v to the layer's cache; return all of it."""
+        if layer == len(self.k):  # the layer's first call
+            self.k.append(k)
+            self.v.append(v)
+        else:
+            self.k[layer] = torch.cat([self.k[layer], k], dim=-2)
+            self.v[layer] = torch.cat([self.v[layer], v], dim=-2)
+        return self.k[layer], self.v[layer]
+
+    def copy(self):
+        new = KVCache()
+        new.k, new.v = list(self.k), list(self.v)
+        return new
+
+    def nbytes(self):
+        return sum(t.numel() * t.element_size() for t in self.k + self.v)
+
+
+class CausalSelfAttention(nn.Module):
+    """H query heads sharing H_kv key/value heads (MHA, GQA or MQA)."""
+
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        super().__init__()
+        self.h, self.h_kv = n_heads, n_kv_heads
+        self.d_head = d_model // n_heads
+        self.q = nn.Linear(d_model, n_heads * self.d_head, bias=False)
+        self.k = nn.Linear(d_model, n_kv_heads * self.d_head, bias=False)
+        self.v = nn.Linear(d_model, n_kv_heads * self.d_head, bias=False)
+        self.o = nn.Linear(n_heads * self.d_head, d_model, bias=False)
+
+    def forward(self, x, allowed, cache=None, layer=0):
+        B, L, _ = x.shape
+
+        def heads(t, n):  # (B, L, n * d_head) -> (B, n, L, d_head)
+            return t.view(B, L, n, self.d_head).transpose(1, 2)
+
+        q = heads(self.q(x), self.h)
+        k, v = heads(self.k(x), self.h_kv), heads(self.v(x), self.h_kv)
+        if cache is not None:
+            k, v = cache.update(layer, k, v)  # now all S tokens
+        group = self.h // self.h_kv  # query heads per K/V head
+        k = k.repeat_interleave(group, dim=1)
+        v = v.repeat_interleave(group, dim=1)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        return self.o(out.transpose(1, 2).reshape(B, L, -1))
+
+
+class Block(nn.Module):
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.attn = CausalSelfAttention(d_model, n_heads, n_kv_heads)
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, 4 * d_model),
+            nn.GELU(),
+            nn.Linear(4 * d_model, d_model),
+        )
+
+    def forward(self, x, allowed, cache=None, layer=0):
+        x = x + self.attn(self.ln1(x), allowed, cache, layer)
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyDecoder(nn.Module):
+    """Token + learned position embeddings, pre-norm causal blocks."""
+
+    def __init__(
+        self,
+        vocab_size,
+        d_model=32,
+        n_heads=4,
+        n_layers=2,
+        max_len=64,
+        n_kv_heads=None,
+    ):
+        super().__init__()
+        n_kv_heads = n_kv_heads or n_heads
+        if d_model % n_heads or n_heads % n_kv_heads:
+            raise ValueError(
+                f"need d_model % n_heads == 0 and n_heads % n_kv_heads == 0, "
+                f"got {d_model = }, {n_heads = }, {n_kv_heads = }"
+            )
+        self.max_len = max_len
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(
+            Block(d_model, n_heads, n_kv_heads) for _ in range(n_layers)
+        )
+        self.ln = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, tokens, positions=None, pad=None, cache=None):
+        """tokens (B, L) -> logits (B, L, vocab).
+
+        positions (B, L): position ids; by default the L slots after the
+        cached tokens. pad (B, S): True at padding, S = cached + L tokens.
+        cache: a KVCache, extended in place.
+        """
+        check_decoder_input(self, tokens, positions, pad, cache)
+        B, L = tokens.shape
+        past = len(cache) if cache is not None else 0
+        if positions is None:
+            positions = torch.arange(past, past + L, device=tokens.device)
+            positions = positions.expand(B, L)
+        x = self.tok(tokens) + self.pos(positions)
+        allowed = decoder_mask(L, past + L, pad, device=tokens.device)
+        for layer, block in enumerate(self.blocks):
+            x = block(x, allowed, cache, layer)
+        return self.head(self.ln(x))
+
+
+def check_decoder_input(model, tokens, positions, pad, cache):
+    """Raise ValueError/TypeError naming the shapes that do not fit."""
+    if tokens.ndim != 2 or tokens.shape[1] == 0:
+        raise ValueError(
+            f"tokens must be (B, L), L >= 1, got {tuple(tokens.shape)}"
+        )
+    if tokens.is_floating_point():
+        raise TypeError(f"tokens must be integer ids, got {tokens.dtype}")
+    B, L = tokens.shape
+    past = len(cache) if cache is not None else 0
+    if cache is not None and cache.k and cache.k[0].shape[0] != B:
+        raise ValueError(
+            f"tokens {tuple(tokens.shape)} but the cache holds "
+            f"{cache.k[0].shape[0]} sequences"
+        )
+    if positions is not None and positions.shape != tokens.shape:
+        raise ValueError(
+            f"positions {tuple(positions.shape)} must match "
+            f"tokens {tuple(tokens.shape)}"
+        )
+    last = past + L - 1 if positions is None else int(positions.max())
+    if last >= model.max_len:
+        raise ValueError(
+            f"position {last} is past the position table: "
+            f"max_len = {model.max_len} rows, positions 0..{model.max_len - 1}"
+        )
+    if pad is not None and tuple(pad.shape) != (B, past + L):
+        raise ValueError(
+            f"pad {tuple(pad.shape)} must be (B, S) = "
+            f"({B}, {past + L}): {past} cached + {L} new tokens"
+        )
+
+
+# --8<-- [end:module]
+
+
+if __name__ == "__main__":
+    # --8<-- [start:build]
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+
+    vocab = "<pad> the a cat dog bird sat ran saw on under mat tree".split()
+    vocab += ["and", "quietly", "."]  # 16 tokens; id 0 is padding
+    torch.manual_seed(2)
+    model = TinyDecoder(len(vocab)).to(device).eval()  # random weights
+
+    def ids(words):
+        return torch.tensor([[vocab.index(w) for w in words]], device=device)
+
+    def words(row):
+        return " ".join(vocab[i] for i in row.tolist())
+
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{n_params:,} parameters, vocabulary of {len(vocab)}")
+    # --8<-- [end:build]
+
+    # --8<-- [start:greedy]
+    @torch.no_grad()
+    def generate(model, prompt, steps):
+        """Greedy decoding, no cache: the whole sequence again every step."""
+        tokens, step_logits = prompt, []
+        for _ in range(steps):
+            logits = model(tokens)[:, -1]  # the last position predicts
+            step_logits.append(logits)
+            next_token = logits.argmax(dim=-1, keepdim=True)  # greedy
+            tokens = torch.cat([tokens, next_token], dim=1)
+        return tokens, torch.stack(step_logits, dim=1)
+
+    prompt = ids(["the", "cat", "sat"])
+    tokens, step_logits = generate(model, prompt, steps=6)
+    print(words(tokens[0]))
+    # --8<-- [end:greedy]
+
+    # --8<-- [start:teacher_forcing]
+    P = prompt.shape[1]
+    with torch.no_grad():
+        all_logits = model(tokens)  # one pass over all 9 tokens: (1, 9, 16)
+    # position t predicts token t + 1: rows P-1 .. 7 are the 6 steps
+    print(
+        "6 steps == one pass:",
+        torch.allclose(all_logits[:, P - 1 : -1], step_logits, atol=1e-5),
+    )
+
+    # training: feed the true sentence, predict every next token at once
+    target = ids(["the", "cat", "sat", "on", "the", "mat", "."])
+    logits = model(target[:, :-1])  # (1, 6, 16): 6 predictions
+    loss = F.cross_entropy(logits.flatten(0, 1), target[:, 1:].flatten())
+    print(
+        tuple(logits.shape), f"predictions in one pass, loss {loss.item():.2f}"
+    )
+
+    # the causal mask: a later token cannot change earlier predictions
+    changed = tokens.clone()
+    changed[0, -1] = vocab.index("tree")
+    with torch.no_grad():
+        other = model(changed)
+    print(
+        "earlier positions unchanged:",
+        torch.allclose(other[:, :-1], all_logits[:, :-1], atol=1e-6),
+    )
+    # --8<-- [end:teacher_forcing]
+
+    # --8<-- [start:cache]
+    cache = KVCache()
+    with torch.no_grad():
+        logits = model(prompt, cache=cache)[:, -1]  # prefill: 3 tokens
+        tokens = prompt
+        for step in range(6):
+            next_token = logits.argmax(dim=-1, keepdim=True)
+            tokens = torch.cat([tokens, next_token], dim=1)
+            logits = model(next_token, cache=cache)[:, -1]  # 1 new token
+            full = model(tokens)[:, -1]  # recompute everything
+            same = torch.allclose(logits, full, atol=1e-5)
+            print(
+                f"step {step}: cached K {tuple(cache.k[0].shape)}  "
+                f"same as full: {same}"
+            )
+    # --8<-- [end:cache]
+
+    # --8<-- [start:memory]
+    attn = model.blocks[0].attn
+    n_layers, (B, _, S, _) = len(model.blocks), cache.k[0].shape
+    size = cache.k[0].element_size()  # bytes per number: 4 in float32
+    formula = 2 * n_layers * B * attn.h_kv * S * attn.d_head * size
+    print(
+        f"2 x {n_layers} layers x B={B} x {attn.h_kv} heads x S={S} "
+        f"x {attn.d_head} x {size} bytes = {formula:,} bytes"
+    )
+    print(f"the cache's tensors: {cache.nbytes():,} bytes")
+
+    for n_kv in [4, 2, 1]:  # MHA, GQA with 2 groups, MQA
+        torch.manual_seed(0)
+        m = TinyDecoder(len(vocab), n_kv_heads=n_kv).to(device).eval()
+        c = KVCache()
+        with torch.no_grad():
+            m(tokens, cache=c)
+        print(
+            f"n_kv_heads={n_kv}: {c.nbytes():,} bytes, "
+            f"{c.nbytes() // len(c):,} per token"
+        )
+    # --8<-- [end:memory]
+
+    # --8<-- [start:timing]
+    import time
+
+    def seconds(fn, repeat=5):
+        """Shortest of `repeat` timed runs of fn(), after one warm-up."""
+        fn()
+        best = float("inf")
+        for _ in range(repeat):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            fn()
+            if device == "cuda":
+                torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    torch.manual_seed(0)
+    bench = TinyDecoder(len(vocab), d_model=64, max_len=512).to(device).eval()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one CPU thread: steadier timings
+    lengths, repeats = [32, 64, 128, 256, 512], 7
+    per_token = {"full": [], "cached": []}  # seconds per generated token
+    with torch.no_grad():
+        bench(
+            torch.ones(1, lengths[-1], dtype=torch.long).to(device)
+        )  # warm up
+        for S in lengths:  # time the step that sees S tokens
+            seq = torch.randint(1, len(vocab), (1, S)).to(device)
+            cache = KVCache()
+            bench(seq[:, :-1], cache=cache)  # the S - 1 tokens before
+            full = lambda seq=seq: bench(seq)  # noqa: E731
+            step = lambda seq=seq, c=cache: bench(seq[:, -1:], cache=c.copy())
+            per_token["full"].append(seconds(full, repeats))
+            per_token["cached"].append(seconds(step, repeats))
+    torch.set_num_threads(threads)
+    speedup = [
+        f / c
+        for f, c in zip(per_token["full"], per_token["cached"], strict=True)
+    ]
+    # --8<-- [end:timing]
+
+    # --8<-- [start:left_padding]
+    prompts = [["the", "cat", "sat", "on"], ["a", "dog"]]
+    P = max(len(p) for p in prompts)
+    batch = torch.tensor(
+        [[0] * (P - len(p)) + [vocab.index(w) for w in p] for p in prompts],
+        device=device,
+    )  # <pad> (id 0) on the left: every prompt ends in the last column
+    pad = batch == 0
+    positions = ((~pad).cumsum(dim=-1) - 1).clamp(min=0)  # skip the padding
+    print(batch.cpu())
+    print(positions.cpu())
+    print(decoder_mask(P, P, pad)[1, 0].long().cpu())  # "a dog": may attend
+    # --8<-- [end:left_padding]
+
+    # --8<-- [start:padding_bug]
+    with torch.no_grad():
+        alone = model(ids(prompts[1]))  # "a dog" on its own, no padding
+        checks = {
+            "positions counted from 0 at the padding": model(batch, pad=pad),
+            "padding not masked": model(batch, positions=positions),
+            "position ids skip padding + mask": model(
+                batch, positions=positions, pad=pad
+            ),
+        }
+    for name, logits in checks.items():
+        same = torch.allclose(logits[1:, -2:], alone, atol=1e-5)
+        print(f"{name:<40} same as alone: {same}")
+    # --8<-- [end:padding_bug]
+
+    # --8<-- [start:batched]
+    @torch.no_grad()
+    def generate_batch(model, batch, pad, steps):
+        """Greedy decoding of left-padded prompts, with a KV cache."""
+        positions = ((~pad).cumsum(dim=-1) - 1).clamp(min=0)
+        cache = KVCache()
+        logits = model(batch, positions=positions, pad=pad, cache=cache)
+        out = batch
+        for _ in range(steps):
+            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
+            out = torch.cat([out, next_token], dim=1)
+            no_pad = torch.zeros_like(next_token, dtype=torch.bool)
+            pad = torch.cat([pad, no_pad], dim=1)  # new tokens are real
+            positions = positions[:, -1:] + 1  # each row counts on
+            logits = model(next_token, positions, pad, cache)
+        return out
+
+    together = generate_batch(model, batch, pad, steps=5)
+    for row, p in zip(together, prompts, strict=True):
+        one_by_one, _ = generate(model, ids(p), steps=5)
+        real = row[P - len(p) :]  # drop the padding
+        print(
+            f"{words(real):<40} same as alone: "
+            f"{torch.equal(real, one_by_one[0])}"
+        )
+    # --8<-- [end:batched]
+
+    # --8<-- [start:bad_input]
+    for call in [
+        lambda: model(ids(["the"] * 65)),  # longer than max_len = 64
+        lambda: model(batch, positions=positions[:, 1:], pad=pad),
+        lambda: model(batch[:, -1:], pad=pad, cache=KVCache()),
+        lambda: model(batch.float()),
+    ]:
+        try:
+            call()
+        except (ValueError, TypeError) as error:
+            print(f"{type(error).__name__}: {error}")
+    # --8<-- [end:bad_input]

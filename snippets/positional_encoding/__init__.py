@@ -1,0 +1,1 @@
+"""Chapter 6: positional encoding (docs/positional-encoding.{zh,en}.md)."""

@@ -1,0 +1,52 @@
+"""Learned absolute positions: one trainable row per position, nn.Embedding."""
+
+# --8<-- [start:table]
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+max_len, d_model = 512, 64
+pos_table = nn.Embedding(max_len, d_model).to(device)  # row p: position p
+params = sum(p.numel() for p in pos_table.parameters())
+print(f"{max_len} x {d_model} = {params:,} parameters")
+
+
+def add_positions(x, table):
+    """x (B, L, E) plus rows 0 .. L-1 of the position table."""
+    L = x.shape[-2]
+    if L > table.num_embeddings:
+        raise ValueError(
+            f"x {tuple(x.shape)} has {L} positions, but the "
+            f"table has only {table.num_embeddings} rows"
+        )
+    return x + table(torch.arange(L, device=x.device))
+
+
+x = torch.randn(2, 10, d_model).to(device)
+print(tuple(add_positions(x, pos_table).shape))
+try:
+    add_positions(torch.randn(1, 600, d_model).to(device), pos_table)
+except ValueError as error:
+    print("ValueError:", error)
+
+# nn.Embedding itself: on the CPU the missing row is a plain IndexError
+try:
+    nn.Embedding(max_len, d_model)(torch.tensor([max_len]))
+except IndexError as error:
+    print("IndexError:", error)
+# --8<-- [end:table]
+
+# --8<-- [start:untrained_rows]
+train_len = 8  # every training sequence has 8 tokens
+x = torch.randn(4, train_len, d_model).to(device)
+loss = add_positions(x, pos_table).pow(2).mean()  # any loss will do
+loss.backward()
+has_grad = pos_table.weight.grad.abs().sum(dim=-1) > 0  # one flag per row
+rows = has_grad.nonzero().flatten()
+print(
+    f"rows with a gradient: {rows.numel()} of {max_len}, "
+    f"positions {rows.min().item()}-{rows.max().item()}"
+)
+# --8<-- [end:untrained_rows]

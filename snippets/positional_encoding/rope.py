@@ -1,0 +1,168 @@
+"""Rotary position embedding (RoPE, Su et al., arXiv 2104.09864), two ways."""
+
+# ruff: noqa: E402  (each section imports what it uses: it runs alone)
+
+# --8<-- [start:functions]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_rope_input(x, positions):
+    """x: float (..., L, d), d even; positions: integers, e.g. (L,) or (B, L).
+
+    positions must broadcast to x's (..., L): one position per token.
+    """
+    shapes = f"x {tuple(x.shape)}, positions {tuple(positions.shape)}"
+    if not (x.is_floating_point() and x.ndim >= 2):
+        raise TypeError(f"x must be a float (..., L, d) tensor: {shapes}")
+    if x.shape[-1] % 2:
+        raise ValueError(
+            f"d = {x.shape[-1]} must be even to form pairs: {shapes}"
+        )
+    if positions.is_floating_point() or positions.is_complex():
+        raise TypeError(f"positions must be integers, got {positions.dtype}")
+    try:
+        fits = torch.broadcast_shapes(positions.shape, x.shape[:-1])
+    except RuntimeError:
+        fits = None
+    if positions.ndim == 0 or fits != x.shape[:-1]:
+        raise ValueError(f"positions must broadcast to (..., L): {shapes}")
+
+
+def rope_angles(positions, d, dtype=torch.float32, base=10000.0):
+    """Angle m θ_i for position m and pair i, θ_i = base^(-2i/d)."""
+    i = torch.arange(0, d, 2, device=positions.device, dtype=dtype)
+    theta = base ** (-i / d)  # (d/2,)
+    return positions.to(dtype)[..., None] * theta  # (..., L, d/2)
+
+
+def rope_complex(x, positions, base=10000.0):
+    """Pairs (x_2i, x_2i+1) as complex numbers, times e^(i m θ_i)."""
+    check_rope_input(x, positions)
+    angles = rope_angles(positions, x.shape[-1], x.dtype, base)
+    pairs = torch.view_as_complex(
+        x.reshape(*x.shape[:-1], -1, 2).contiguous()
+    )  # (..., L, d/2) complex
+    turned = pairs * torch.polar(torch.ones_like(angles), angles)
+    return torch.view_as_real(turned).flatten(-2)
+
+
+def rope(x, positions, base=10000.0):
+    """The same rotation, written as 2x2 matrices on (x_2i, x_2i+1)."""
+    check_rope_input(x, positions)
+    angles = rope_angles(positions, x.shape[-1], x.dtype, base)
+    cos, sin = angles.cos(), angles.sin()
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # the two features of each pair
+    out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+    return out.flatten(-2)  # pairs back in place: 2i, 2i+1
+
+
+# --8<-- [end:functions]
+
+
+if __name__ == "__main__":
+    # --8<-- [start:agree]
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 8).to(device)  # (B, L, d)
+    positions = torch.arange(6, device=device)
+    a, b = rope_complex(x, positions), rope(x, positions)
+    print("complex == 2x2 rotations:", torch.allclose(a, b, atol=1e-6))
+    print(
+        "lengths unchanged:",
+        torch.allclose(a.norm(dim=-1), x.norm(dim=-1), atol=1e-5),
+    )
+    print("position 0 unchanged:", torch.allclose(a[:, 0], x[:, 0]))
+    # --8<-- [end:agree]
+
+    # --8<-- [start:relative]
+    torch.manual_seed(1)
+    q = torch.randn(1, 8, dtype=torch.float64).to(device)  # one query
+    k = torch.randn(1, 8, dtype=torch.float64).to(device)  # one key
+
+    def score(m, n):
+        """q placed at position m, k at position n, then q · k."""
+        q_m = rope(q, torch.tensor([m], device=device))
+        k_n = rope(k, torch.tensor([n], device=device))
+        return (q_m * k_n).sum()
+
+    for m, n in [(3, 0), (10, 7), (103, 100), (0, 3), (7, 10)]:
+        value = score(m, n).round(decimals=4).item()
+        print(f"m={m:>3}  n={n:>3}  m-n={m - n:>2}  q_m · k_n = {value:+.4f}")
+    # --8<-- [end:relative]
+
+    # the figure: scores for every (m, n) in 0..15, and against m - n
+    grid = torch.tensor([[score(m, n) for n in range(16)] for m in range(16)])
+    offsets = list(range(-24, 25))
+    by_offset = [score(max(o, 0), max(-o, 0)).item() for o in offsets]
+
+    # --8<-- [start:in_attention]
+    import torch.nn.functional as F
+
+    torch.manual_seed(2)
+    B, L, E, H = 1, 6, 16, 2
+    d = E // H
+    W_q, W_k, W_v = (torch.randn(E, E).to(device) / E**0.5 for _ in range(3))
+    x = torch.randn(B, L, E).to(device)
+
+    def split(t):
+        """(B, L, E) -> (B, H, L, d): one slice of features per head."""
+        return t.view(B, L, H, d).transpose(1, 2)
+
+    def attention(x, positions, rotate_v=False):
+        """Causal self-attention, RoPE on Q and K after the projections."""
+        q, k, v = (split(x @ W) for W in (W_q, W_k, W_v))
+        q, k = rope(q, positions), rope(k, positions)  # before the scores
+        if rotate_v:  # not part of RoPE: shown to see what it would do
+            v = rope(v, positions)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    positions = torch.arange(L, device=device)
+    out = attention(x, positions)
+    for shift in [7, 100]:  # move the whole sentence to other positions
+        moved = attention(x, positions + shift)
+        also_v = attention(x, positions + shift, rotate_v=True)
+        print(
+            f"positions + {shift:>3}: same output",
+            torch.allclose(moved, out, atol=1e-5),
+            "| with V rotated:",
+            torch.allclose(also_v, out, atol=1e-5),
+        )
+    # --8<-- [end:in_attention]
+
+    # --8<-- [start:pairing]
+    def rope_half(x, positions, base=10000.0):
+        """Pairs (x_i, x_i+d/2) instead of (x_2i, x_2i+1): 'rotate half'."""
+        check_rope_input(x, positions)
+        angles = rope_angles(positions, x.shape[-1], x.dtype, base)
+        cos, sin = angles.cos(), angles.sin()
+        x1, x2 = x.chunk(2, dim=-1)  # first half, second half
+        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+    torch.manual_seed(3)
+    x = torch.randn(5, 8).to(device)
+    positions = torch.arange(5, device=device)
+    half, interleaved = rope_half(x, positions), rope(x, positions)
+    print("same numbers:", torch.allclose(half, interleaved, atol=1e-5))
+
+    # the same rotation after reordering the features: 0, 4, 1, 5, 2, 6, 3, 7
+    order = torch.arange(8).view(2, 4).T.flatten().to(device)
+    print("order:", order.tolist())
+    undo = order.argsort()
+    print(
+        "half-split == interleaved on reordered features:",
+        torch.allclose(half, rope(x[:, order], positions)[:, undo], atol=1e-6),
+    )
+    # --8<-- [end:pairing]
+
+    # --8<-- [start:bad_input]
+    for bad_x, bad_positions in [
+        (torch.randn(4, 7), torch.arange(4)),  # d = 7: no pairs
+        (torch.randn(4, 8), torch.arange(5)),  # 5 positions for 4 tokens
+        (torch.randn(4, 8), torch.arange(4.0)),  # float positions
+    ]:
+        try:
+            rope(bad_x.to(device), bad_positions.to(device))
+        except (ValueError, TypeError) as error:
+            print(f"{type(error).__name__}: {error}")
+    # --8<-- [end:bad_input]

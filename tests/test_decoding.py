@@ -1,0 +1,306 @@
+"""Chapter 7 (docs/decoding.{zh,en}.md): snippets/decoding/*, checked against PyTorch."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.testing import assert_close
+
+from qkvsite.dialect import version_tuple
+from snippets.decoding.tiny_decoder import CausalSelfAttention, KVCache, TinyDecoder, decoder_mask
+from tests.conftest import run_snippet
+
+NEW_TORCH = version_tuple(torch.__version__) >= (2, 3)
+needs_attention_bias = pytest.mark.skipif(not NEW_TORCH, reason="torch.nn.attention.bias appeared in torch 2.3")
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    """Variables of the chapter's decoding script after it ran (timing included)."""
+    return run_snippet("decoding/tiny_decoder.py")
+
+
+def qkv(L, S, device, dtype, d=8, seed=0):
+    torch.manual_seed(seed)
+    return (
+        torch.randn(1, 2, L, d, dtype=dtype).to(device),
+        torch.randn(1, 2, S, d, dtype=dtype).to(device),
+        torch.randn(1, 2, S, d, dtype=dtype).to(device),
+    )
+
+
+# --- 7.1 the alignment of the causal mask --------------------------------------------
+
+
+@needs_attention_bias
+@pytest.mark.parametrize("L, S", [(3, 7), (1, 5), (4, 4)])
+def test_is_causal_true_is_causal_upper_left(L, S, device, dtype):
+    from torch.nn.attention.bias import causal_upper_left
+
+    q, k, v = qkv(L, S, device, dtype)
+    assert_close(
+        F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=causal_upper_left(L, S)),
+    )
+
+
+@needs_attention_bias
+@pytest.mark.parametrize("L, S", [(3, 7), (1, 5), (4, 4), (2, 9)])
+def test_bottom_right_mask_equals_causal_lower_right_and_the_full_computation(L, S, device, dtype):
+    from torch.nn.attention.bias import causal_lower_right
+
+    torch.manual_seed(0)
+    q_all = torch.randn(1, 2, S, 8, dtype=dtype).to(device)
+    _, k, v = qkv(L, S, device, dtype)
+    q = q_all[:, :, -L:]
+    full = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)[:, :, -L:]
+    ours = F.scaled_dot_product_attention(q, k, v, attn_mask=decoder_mask(L, S, device=device))
+    theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(L, S))
+    assert_close(ours, full)
+    assert_close(theirs, full)
+
+
+def test_is_causal_true_with_one_query_sees_only_the_first_key(device):
+    q, k, _ = qkv(1, 6, device, torch.float32)
+    eye = torch.eye(6, device=device).expand(1, 2, 6, 6)
+    weights = F.scaled_dot_product_attention(q, k, eye, is_causal=True)
+    assert torch.equal((weights > 0)[0, :, 0].cpu(), torch.tensor([[True] + [False] * 5] * 2))
+
+
+def test_the_alignments_agree_when_queries_and_keys_are_the_same_tokens(device, dtype):
+    q, k, v = qkv(5, 5, device, dtype)
+    assert_close(
+        F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=decoder_mask(5, 5, device=device)),
+    )
+
+
+def test_chapter_trap_is_wrong_and_both_fixes_are_right():
+    ns = run_snippet("decoding/causal_alignment.py")
+    q, k, v, reference = ns["q"], ns["k"], ns["v"], ns["reference"]
+    assert not torch.allclose(F.scaled_dot_product_attention(q, k, v, is_causal=True), reference, atol=1e-3)
+    assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=ns["allowed"]), reference)
+    assert torch.equal(ns["lower_right"], ns["allowed"].cpu())
+
+
+# --- decoder_mask and the attention layer ----------------------------------------------
+
+
+def test_padded_keys_are_hidden_and_no_row_is_empty():
+    pad = torch.tensor([[False, False, False, False, False], [True, True, False, False, False]])
+    mask = decoder_mask(2, 5, pad)  # 2 new queries on top of 3 cached tokens
+    assert mask.shape == (2, 1, 2, 5)
+    assert bool(mask.any(dim=-1).all())
+    assert torch.equal(mask[0, 0], decoder_mask(2, 5))
+    assert torch.equal(mask[1, 0], torch.tensor([[False, False, True, True, False], [False, False, True, True, True]]))
+    only_pad = decoder_mask(2, 2, torch.tensor([[True, False]]))
+    assert torch.equal(only_pad[0, 0], torch.tensor([[True, False], [False, True]]))  # the pad query sees itself
+
+
+def test_causal_self_attention_equals_nn_multihead_attention(device, dtype):
+    torch.manual_seed(0)
+    E, H, L = 16, 4, 6
+    ours = CausalSelfAttention(E, H, H).to(device, dtype)
+    mha = nn.MultiheadAttention(E, H, bias=False, batch_first=True).to(device, dtype)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat([ours.q.weight, ours.k.weight, ours.v.weight]))
+        mha.out_proj.weight.copy_(ours.o.weight)
+    x = torch.randn(2, L, E, dtype=dtype).to(device)
+    blocked = ~decoder_mask(L, L, device=device)  # nn.MultiheadAttention: True = may not attend
+    with torch.no_grad():
+        assert_close(ours(x, decoder_mask(L, L, device=device)), mha(x, x, x, attn_mask=blocked)[0])
+
+
+@pytest.mark.skipif(version_tuple(torch.__version__) < (2, 5), reason="enable_gqa appeared in torch 2.5")
+@pytest.mark.parametrize("n_kv_heads", [1, 2])
+def test_grouped_query_attention_equals_sdpa_enable_gqa(n_kv_heads, device, dtype):
+    torch.manual_seed(0)
+    E, H, L = 16, 4, 5
+    attn = CausalSelfAttention(E, H, n_kv_heads).to(device, dtype)
+    x = torch.randn(2, L, E, dtype=dtype).to(device)
+
+    def heads(t, n):
+        return t.view(2, L, n, E // H).transpose(1, 2)
+
+    with torch.no_grad():
+        q, k, v = heads(attn.q(x), H), heads(attn.k(x), n_kv_heads), heads(attn.v(x), n_kv_heads)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        expected = attn.o(out.transpose(1, 2).reshape(2, L, E))
+        assert_close(attn(x, decoder_mask(L, L, device=device)), expected)
+
+
+def test_tiny_decoder_looks_up_its_embeddings_with_nn_embedding():
+    model = TinyDecoder(10)
+    assert isinstance(model.tok, nn.Embedding) and isinstance(model.pos, nn.Embedding)
+    assert model.pos.num_embeddings == model.max_len == 64
+
+
+# --- 7.3 generation and teacher forcing ----------------------------------------------
+
+
+def test_teacher_forcing_gives_the_logits_of_every_step(chapter):
+    P = chapter["prompt"].shape[1]
+    assert_close(chapter["all_logits"][:, P - 1 : -1], chapter["step_logits"], atol=1e-5, rtol=1e-5)
+
+
+def test_greedy_choices_have_a_clear_margin_so_the_printed_words_are_stable(chapter):
+    top2 = chapter["step_logits"].topk(2, dim=-1).values
+    assert float((top2[..., 0] - top2[..., 1]).min()) > 1e-3
+
+
+def test_teacher_forcing_loss_is_cross_entropy_over_every_position(chapter):
+    target = chapter["target"]
+    with torch.no_grad():
+        logits = chapter["model"](target[:, :-1])  # the script reuses the name `logits` later
+    by_hand = -torch.log_softmax(logits[0], dim=-1)[torch.arange(6), target[0, 1:]].mean()
+    assert_close(chapter["loss"], by_hand)
+
+
+def test_later_tokens_do_not_change_earlier_logits(device, dtype):
+    torch.manual_seed(0)
+    model = TinyDecoder(12).to(device, dtype).eval()
+    tokens = torch.randint(12, (2, 9)).to(device)
+    changed = tokens.clone()
+    changed[:, 5:] = (changed[:, 5:] + 1) % 12
+    with torch.no_grad():
+        assert_close(model(changed)[:, :5], model(tokens)[:, :5])
+
+
+# --- 7.4 the KV cache -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_kv_heads", [4, 2, 1])
+def test_cached_decoding_matches_full_recomputation_at_every_step(n_kv_heads, device, dtype):
+    torch.manual_seed(0)
+    model = TinyDecoder(20, n_kv_heads=n_kv_heads).to(device, dtype).eval()
+    tokens = torch.randint(20, (3, 4)).to(device)
+    cache = KVCache()
+    tol = {"atol": 1e-5, "rtol": 1e-5} if dtype == torch.float32 else {}
+    with torch.no_grad():
+        logits = model(tokens, cache=cache)
+        assert_close(logits, model(tokens), **tol)
+        for _ in range(8):
+            tokens = torch.cat([tokens, logits[:, -1:].argmax(-1)], dim=1)
+            logits = model(tokens[:, -1:], cache=cache)
+            assert_close(logits, model(tokens)[:, -1:], **tol)
+    assert len(cache) == tokens.shape[1]
+    assert cache.k[0].shape == (3, n_kv_heads, tokens.shape[1], 8)
+
+
+def test_cache_bytes_equal_the_formula_and_shrink_with_fewer_kv_heads(chapter):
+    sizes = {}
+    for n_kv in [4, 2, 1]:
+        model = TinyDecoder(16, n_kv_heads=n_kv).eval()
+        cache = KVCache()
+        with torch.no_grad():
+            model(torch.zeros(2, 10, dtype=torch.long), cache=cache)
+        sizes[n_kv] = cache.nbytes()
+        assert sizes[n_kv] == 2 * len(model.blocks) * 2 * n_kv * 10 * 8 * 4
+        assert sizes[n_kv] == sum(t.untyped_storage().nbytes() for t in cache.k + cache.v)
+    assert sizes[4] == 2 * sizes[2] == 4 * sizes[1]
+
+
+def test_chapter_cache_formula_counts_k_and_v_of_every_layer(chapter):
+    attn, tokens = chapter["attn"], chapter["tokens"]
+    per_number = 4  # float32
+    assert (
+        chapter["formula"]
+        == 2 * len(chapter["model"].blocks) * 1 * attn.h_kv * tokens.shape[1] * attn.d_head * per_number
+    )
+
+
+def test_kv_cache_is_faster_at_the_largest_length(chapter):
+    """Only the trend: timings differ between machines and runs."""
+    per_token = chapter["per_token"]
+    assert len(per_token["full"]) == len(per_token["cached"]) == len(chapter["lengths"])
+    assert per_token["cached"][-1] < per_token["full"][-1]
+    assert chapter["speedup"][-1] > 1
+
+
+# --- 7.5 left padding -----------------------------------------------------------
+
+
+def test_left_padded_batch_matches_each_prompt_alone(device, dtype):
+    torch.manual_seed(0)
+    model = TinyDecoder(16).to(device, dtype).eval()
+    prompts = [[3, 4, 5, 6, 7], [8, 9], [10, 11, 12]]
+    P = 5
+    batch = torch.tensor([[0] * (P - len(p)) + p for p in prompts], device=device)
+    pad = batch == 0
+    positions = ((~pad).cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        logits = model(batch, positions=positions, pad=pad)
+        for b, p in enumerate(prompts):
+            alone = model(torch.tensor([p], device=device))
+            assert_close(logits[b : b + 1, P - len(p) :], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_forgetting_position_ids_or_the_padding_mask_changes_the_result(chapter):
+    alone = chapter["alone"]
+    checks = {name: torch.allclose(logits[1:, -2:], alone, atol=1e-5) for name, logits in chapter["checks"].items()}
+    assert list(checks.values()) == [False, False, True]
+
+
+def test_batched_generation_with_a_cache_equals_one_prompt_at_a_time(chapter):
+    generate, generate_batch, model = chapter["generate"], chapter["generate_batch"], chapter["model"]
+    device = chapter["device"]
+    prompts = [[1, 3, 6], [2, 4, 9, 11, 5], [12]]
+    P = 5
+    batch = torch.tensor([[0] * (P - len(p)) + p for p in prompts], device=device)
+    together = generate_batch(model, batch, batch == 0, steps=4)
+    for row, p in zip(together, prompts, strict=True):
+        alone, _ = generate(model, torch.tensor([p], device=device), steps=4)
+        assert torch.equal(row[P - len(p) :], alone[0])
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda m: m(torch.zeros(1, 65, dtype=torch.long)), ValueError, "position 64 is past the position table"),
+        (lambda m: m(torch.zeros(4, dtype=torch.long)), ValueError, "tokens must be (B, L), L >= 1, got (4,)"),
+        (lambda m: m(torch.zeros(2, 0, dtype=torch.long)), ValueError, "got (2, 0)"),
+        (lambda m: m(torch.zeros(2, 3)), TypeError, "tokens must be integer ids, got torch.float32"),
+        (
+            lambda m: m(torch.zeros(2, 3, dtype=torch.long), positions=torch.zeros(2, 4, dtype=torch.long)),
+            ValueError,
+            "positions (2, 4) must match tokens (2, 3)",
+        ),
+        (
+            lambda m: m(torch.zeros(2, 3, dtype=torch.long), pad=torch.zeros(2, 4, dtype=torch.bool)),
+            ValueError,
+            "pad (2, 4) must be (B, S) = (2, 3): 0 cached + 3 new tokens",
+        ),
+        (
+            lambda m: m(torch.zeros(1, 3, dtype=torch.long), positions=torch.tensor([[0, 1, 70]])),
+            ValueError,
+            "position 70 is past the position table: max_len = 64 rows",
+        ),
+        (lambda m: TinyDecoder(10, d_model=30, n_heads=4), ValueError, "d_model = 30, n_heads = 4"),
+        (lambda m: TinyDecoder(10, n_heads=4, n_kv_heads=3), ValueError, "n_kv_heads = 3"),
+    ],
+    ids=[
+        "too-long",
+        "1d-tokens",
+        "empty",
+        "float-tokens",
+        "positions-shape",
+        "pad-shape",
+        "position-past-table",
+        "heads-do-not-divide",
+        "kv-heads-do-not-divide",
+    ],
+)
+def test_bad_input_raises_errors_naming_the_shapes(call, error, message):
+    model = TinyDecoder(10).eval()
+    with pytest.raises(error) as info:
+        call(model)
+    assert message in str(info.value)
+
+
+def test_a_cache_for_another_batch_size_is_refused():
+    model = TinyDecoder(10).eval()
+    cache = KVCache()
+    with torch.no_grad():
+        model(torch.zeros(2, 3, dtype=torch.long), cache=cache)
+        with pytest.raises(ValueError, match=r"tokens \(3, 1\) but the cache holds 2 sequences"):
+            model(torch.zeros(3, 1, dtype=torch.long), cache=cache)

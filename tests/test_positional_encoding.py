@@ -1,0 +1,332 @@
+"""Chapter 6 (docs/positional-encoding.{zh,en}.md): snippets/positional_encoding/*, checked against PyTorch."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.testing import assert_close
+
+from snippets.positional_encoding.alibi import alibi_bias, alibi_slopes
+from snippets.positional_encoding.learned import add_positions
+from snippets.positional_encoding.rope import check_rope_input, rope, rope_complex
+from snippets.positional_encoding.sinusoidal import shift_matrix, sinusoidal_encoding
+from tests.conftest import run_snippet
+
+
+@pytest.fixture(scope="module")
+def word_order():
+    return run_snippet("positional_encoding/word_order.py")
+
+
+@pytest.fixture(scope="module")
+def rope_chapter():
+    return run_snippet("positional_encoding/rope.py")
+
+
+# --- 6.1 word order ------------------------------------------------------------
+
+
+def test_without_positions_each_word_gets_the_same_vector_in_either_order(word_order):
+    a, b, out_a, out_b = word_order["a"], word_order["b"], word_order["out_a"], word_order["out_b"]
+    for word in a:
+        assert_close(out_a[a.index(word)], out_b[b.index(word)], atol=1e-6, rtol=1e-5)
+    assert_close(out_a.mean(dim=0), out_b.mean(dim=0), atol=1e-6, rtol=1e-5)
+
+
+def test_nn_multihead_attention_without_positions_is_permutation_equivariant(device, dtype):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(16, 4, batch_first=True).to(device, dtype)
+    x = torch.randn(2, 7, 16, dtype=dtype).to(device)
+    perm = torch.randperm(7).to(device)
+    with torch.no_grad():
+        assert_close(mha(x[:, perm], x[:, perm], x[:, perm])[0], mha(x, x, x)[0][:, perm])
+
+
+def test_with_positions_the_two_orders_differ(word_order):
+    encode, positions = word_order["encode"], word_order["positions"]
+    with torch.no_grad():
+        a, b = encode(word_order["a"], positions), encode(word_order["b"], positions)
+    assert not torch.allclose(a[0], b[2], atol=1e-3)  # "dog" as subject vs object
+    assert not torch.allclose(a.mean(0), b.mean(0), atol=1e-3)
+
+
+# --- 6.2 sinusoidal ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length, d_model", [(1, 2), (10, 4), (50, 16), (64, 32)])
+def test_sinusoidal_encoding_is_the_formula_of_section_3_5(length, d_model, device):
+    pe = sinusoidal_encoding(length, d_model, device=device)
+    expected = torch.tensor(
+        [
+            [
+                (math.sin if dim % 2 == 0 else math.cos)(pos / 10000 ** ((dim - dim % 2) / d_model))
+                for dim in range(d_model)
+            ]
+            for pos in range(length)
+        ]
+    )
+    assert pe.shape == (length, d_model) and pe.device.type == device
+    assert_close(pe.cpu(), expected.float(), atol=2e-5, rtol=0)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 7, 31])
+def test_pe_of_pos_plus_k_is_a_fixed_rotation_of_pe_of_pos(k, device):
+    pe = sinusoidal_encoding(64 + k, 32, device=device)
+    M = shift_matrix(k, 32, device=device)
+    assert_close(pe[:64] @ M.T, pe[k:], atol=2e-5, rtol=0)
+    assert_close(M @ M.T, torch.eye(32, device=device), atol=1e-6, rtol=0)  # a rotation: orthogonal
+
+
+def test_dot_product_of_encodings_depends_only_on_the_offset_and_not_its_sign():
+    pe = sinusoidal_encoding(40, 16).double()
+    G = pe @ pe.T
+    omega = 10000.0 ** (-torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+    for p in range(40):
+        for q in range(40):
+            assert abs(G[p, q] - torch.cos((p - q) * omega).sum()) < 1e-4
+    assert_close(G, G.T)
+
+
+def test_projected_encodings_lose_the_relative_property():
+    ns = run_snippet("positional_encoding/sinusoidal.py")
+    scores = ns["scores"]
+    assert not torch.allclose(scores.diagonal(5), scores.diagonal(5)[:1].expand(scores.shape[0] - 5), atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "args, error, message",
+    [
+        ((4, 7), ValueError, "even d_model >= 2, got length=4, d_model=7"),
+        ((0, 8), ValueError, "length=0"),
+        ((4.0, 8), TypeError, "must be int, got 4.0"),
+    ],
+    ids=["odd-d", "empty", "float-length"],
+)
+def test_sinusoidal_encoding_rejects_bad_sizes(args, error, message):
+    with pytest.raises(error, match=message.replace("(", r"\(")):
+        sinusoidal_encoding(*args)
+
+
+# --- 6.3 learned positions ----------------------------------------------------------
+
+
+def test_learned_positions_add_the_first_rows_of_nn_embedding(device, dtype):
+    torch.manual_seed(0)
+    table = nn.Embedding(16, 8).to(device, dtype)
+    x = torch.randn(3, 5, 8, dtype=dtype).to(device)
+    assert_close(add_positions(x, table), x + table.weight[:5])
+    assert_close(add_positions(x, table), x + table(torch.arange(5, device=device)))
+
+
+def test_position_table_costs_max_len_times_d_model_parameters():
+    ns = run_snippet("positional_encoding/learned.py")
+    assert ns["params"] == ns["max_len"] * ns["d_model"] == sum(p.numel() for p in nn.Embedding(512, 64).parameters())
+
+
+def test_sequences_longer_than_the_table_are_refused_with_the_shapes():
+    table = nn.Embedding(512, 4)
+    with pytest.raises(ValueError, match=r"x \(1, 513, 4\) has 513 positions, but the table has only 512 rows"):
+        add_positions(torch.zeros(1, 513, 4), table)
+    with pytest.raises(IndexError, match="index out of range"):
+        table(torch.tensor([512]))  # what nn.Embedding itself says, on the CPU
+
+
+def test_only_positions_seen_in_training_receive_gradients():
+    ns = run_snippet("positional_encoding/learned.py")
+    grad = ns["pos_table"].weight.grad
+    assert bool((grad[: ns["train_len"]].abs().sum(-1) > 0).all())
+    assert bool((grad[ns["train_len"] :] == 0).all())
+
+
+# --- 6.4 RoPE ------------------------------------------------------------------
+
+
+def rotation_reference(x, positions, base=10000.0):
+    """RoPE by explicit block-diagonal rotation matrices, one per position (RoFormer eq. 13-15)."""
+    d = x.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    out = torch.empty_like(x, dtype=torch.float64)
+    for index, m in enumerate(positions.tolist()):
+        angles = [m * float(t) for t in theta]
+        blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]) for a in angles]
+        R = torch.block_diag(*blocks).to(torch.float64)
+        out[..., index, :] = x[..., index, :].double().cpu() @ R.T
+    return out
+
+
+@pytest.mark.parametrize("shape", [(6, 8), (2, 6, 8), (2, 3, 6, 16)], ids=["L-d", "B-L-d", "B-H-L-d"])
+def test_rope_equals_explicit_rotation_matrices_both_ways(shape, device, dtype):
+    torch.manual_seed(0)
+    x = torch.randn(shape, dtype=dtype).to(device)
+    positions = torch.tensor([0, 1, 2, 5, 40, 300], device=device)
+    expected = rotation_reference(x.cpu(), positions.cpu())
+    tol = {"atol": 1e-5, "rtol": 1e-5} if dtype == torch.float32 else {}
+    assert_close(rope(x, positions).cpu().double(), expected, **tol)
+    assert_close(rope_complex(x, positions), rope(x, positions), **tol)
+
+
+def test_rope_keeps_lengths_and_leaves_position_zero_alone(device):
+    x = torch.randn(3, 10, 8).to(device)
+    positions = torch.arange(10, device=device)
+    out = rope(x, positions)
+    assert_close(out.norm(dim=-1), x.norm(dim=-1))
+    assert_close(out[:, 0], x[:, 0])
+
+
+def test_rope_accepts_positions_per_sequence(device):
+    x = torch.randn(2, 4, 5, 8).to(device)  # (B, H, L, d)
+    positions = torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]], device=device)
+    out = rope(x, positions[:, None, :])  # (B, 1, L): one row of positions per sequence
+    assert_close(out[0], rope(x[0], positions[0]))
+    assert_close(out[1], rope(x[1], positions[1]))
+
+
+def test_rope_scores_depend_only_on_the_relative_position(dtype):
+    torch.manual_seed(0)
+    q, k = torch.randn(2, 1, 16, dtype=dtype)
+
+    def score(m, n):
+        return (rope(q, torch.tensor([m])) * rope(k, torch.tensor([n]))).sum()
+
+    for offset in [-9, -1, 0, 2, 13]:
+        scores = torch.stack([score(n + offset, n) for n in [0, 3, 50, 200]])
+        assert_close(scores, scores[:1].expand(4), atol=1e-4 if dtype == torch.float32 else 1e-10, rtol=0)
+    assert not torch.allclose(score(3, 0), score(0, 3))  # before and after differ
+
+
+def test_chapter_rope_scores_printed_equal_for_equal_offsets(rope_chapter):
+    score = rope_chapter["score"]
+    assert_close(score(3, 0), score(103, 100))
+    grid = rope_chapter["grid"]
+    for k in range(-15, 16):
+        assert_close(grid.diagonal(k), grid.diagonal(k)[:1].expand(16 - abs(k)).contiguous())
+
+
+def test_rope_in_attention_is_shift_invariant_only_while_v_is_not_rotated(rope_chapter):
+    attention, device = rope_chapter["attention"], rope_chapter["device"]
+    torch.manual_seed(5)
+    x = torch.randn(1, 6, 16).to(device)
+    positions = torch.arange(6, device=device)
+    out = attention(x, positions)
+    for shift in [1, 37, 250]:
+        assert_close(attention(x, positions + shift), out, atol=1e-4, rtol=1e-4)
+        assert not torch.allclose(attention(x, positions + shift, rotate_v=True), out, atol=1e-3)
+
+
+def test_rope_attention_equals_softmax_of_rotated_scores(device, dtype):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 7, 8, dtype=dtype).to(device) for _ in range(3))
+    positions = torch.arange(7, device=device)
+    qr, kr = rope(q, positions), rope(k, positions)
+    by_hand = torch.softmax(qr @ kr.transpose(-2, -1) / 8**0.5, dim=-1) @ v
+    assert_close(F.scaled_dot_product_attention(qr, kr, v), by_hand)
+
+
+def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapter, device):
+    rope_half = rope_chapter["rope_half"]
+    torch.manual_seed(0)
+    x = torch.randn(9, 16).to(device)
+    positions = torch.arange(9, device=device)
+    order = torch.arange(16).view(2, 8).T.flatten().to(device)
+    assert_close(rope_half(x, positions), rope(x[:, order], positions)[:, order.argsort()])
+    assert not torch.allclose(rope_half(x, positions), rope(x, positions), atol=1e-3)
+    q, k = torch.randn(2, 1, 16, dtype=torch.float64)
+    s = [(rope_half(q, torch.tensor([m])) * rope_half(k, torch.tensor([m - 4]))).sum() for m in (4, 30, 90)]
+    assert_close(torch.stack(s), s[0].expand(3))
+
+
+@pytest.mark.parametrize(
+    "x, positions, error, message",
+    [
+        (torch.ones(4, 7), torch.arange(4), ValueError, r"d = 7 must be even to form pairs: x \(4, 7\)"),
+        (torch.ones(4, 8), torch.arange(5), ValueError, r"broadcast to \(\.\.\., L\): x \(4, 8\), positions \(5,\)"),
+        (torch.ones(2, 4, 8), torch.zeros(3, 4, dtype=torch.long), ValueError, r"positions \(3, 4\)"),
+        (torch.ones(4, 8), torch.tensor(3), ValueError, r"positions \(\)"),
+        (torch.ones(4, 8), torch.arange(4.0), TypeError, "positions must be integers, got torch.float32"),
+        (torch.ones(4, 8, dtype=torch.long), torch.arange(4), TypeError, r"float \(\.\.\., L, d\) tensor: x \(4, 8\)"),
+        (torch.ones(8), torch.arange(1), TypeError, r"x \(8,\)"),
+    ],
+    ids=["odd-d", "too-many-positions", "wrong-batch", "scalar-positions", "float-positions", "int-x", "1d-x"],
+)
+def test_rope_bad_input_names_the_shapes(x, positions, error, message):
+    for fn in (rope, rope_complex, check_rope_input):
+        with pytest.raises(error, match=message):
+            fn(x, positions)
+
+
+# --- 6.5 ALiBi -----------------------------------------------------------------
+
+
+def reference_slopes(n):
+    """The slopes of the ALiBi authors' code (get_slopes), written independently."""
+
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + reference_slopes(2 * closest)[0::2][: n - closest]
+
+
+@pytest.mark.parametrize("heads", [1, 2, 3, 6, 8, 12, 16, 20, 32])
+def test_alibi_slopes_match_the_authors_schedule(heads):
+    assert_close(alibi_slopes(heads), torch.tensor(reference_slopes(heads)))
+
+
+def test_alibi_slopes_for_eight_heads_are_one_half_to_one_256th():
+    assert alibi_slopes(8).tolist() == [2.0**-i for i in range(1, 9)]
+
+
+def test_alibi_bias_is_causal_and_linear_in_the_distance(device):
+    bias = alibi_bias(4, 9, device=device)
+    slopes = alibi_slopes(4).to(device)
+    for i in range(9):
+        for j in range(9):
+            if j > i:
+                assert bool(torch.isneginf(bias[:, i, j]).all())
+            else:
+                assert_close(bias[:, i, j], -slopes * (i - j))
+
+
+def test_alibi_bias_as_sdpa_float_mask_equals_softmax_by_hand(device, dtype):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 8, 6, 4, dtype=dtype).to(device) for _ in range(3))
+    bias = alibi_bias(8, 6, device=device).to(dtype)
+    by_hand = torch.softmax(q @ k.transpose(-2, -1) / 2 + bias, dim=-1) @ v
+    assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=bias), by_hand)
+
+
+def test_nn_multihead_attention_takes_the_alibi_bias_as_a_float_mask(device, dtype):
+    torch.manual_seed(0)
+    B, L, E, H = 2, 5, 16, 4
+    mha = nn.MultiheadAttention(E, H, batch_first=True).to(device, dtype)
+    x = torch.randn(B, L, E, dtype=dtype).to(device)
+    bias = alibi_bias(H, L, device=device).to(dtype)
+    with torch.no_grad():
+        out = mha(x, x, x, attn_mask=bias.repeat(B, 1, 1), need_weights=False)[0]  # (B*H, L, L)
+        q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
+        heads = [t.view(B, L, H, E // H).transpose(1, 2) for t in (q, k, v)]
+        mixed = F.scaled_dot_product_attention(*heads, attn_mask=bias).transpose(1, 2).reshape(B, L, E)
+        assert_close(out, mha.out_proj(mixed))
+
+
+def test_alibi_windows_of_a_long_sequence_equal_the_short_bias():
+    assert torch.equal(alibi_bias(8, 50)[:, 20:30, 20:30], alibi_bias(8, 10))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: alibi_slopes(0), "num_heads must be an int >= 1, got 0"),
+        (lambda: alibi_slopes(8.0), "got 8.0"),
+        (lambda: alibi_bias(8, 0), "length must be an int >= 1, got 0"),
+    ],
+    ids=["no-heads", "float-heads", "empty"],
+)
+def test_alibi_bad_input(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
