@@ -143,6 +143,8 @@ def chapter_notebook(page: Page, chapter: str):
     Its first code cell checks (or installs) the torch the examples need; the
     other code cells are the page's Python blocks.
     """
+    if re.match(r"^[ \t\f]*#.*?coding[:=]", page.title and f"# {page.title}"):
+        raise ValueError(f"{page.path}: jupytext reads the title {page.title!r} as a source encoding; reword it")
     notebook = jupytext.reads(chapter_markdown(page, chapter), fmt="md")
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata.pop("jupytext", None)

@@ -3,7 +3,7 @@
 import matplotlib.pyplot as plt
 
 from qkvsite import records
-from qkvsite.figures import figure
+from qkvsite.figures import figure, palette
 
 TEXT = {
     "zh": {
@@ -52,7 +52,7 @@ TEXT = {
     },
 }
 
-ALLOWED, BLOCKED = "#4c9f70", "#f2f2f2"
+ALLOWED = "#4c9f70"
 
 
 def _mask(ax, mask, row_labels, col_labels):
@@ -66,13 +66,13 @@ def _mask(ax, mask, row_labels, col_labels):
                     (j - 0.5, i - 0.5),
                     1,
                     1,
-                    facecolor=ALLOWED if ok else BLOCKED,
-                    edgecolor="white",
+                    facecolor=ALLOWED if ok else palette()["paper"],
+                    edgecolor=palette()["paper"] if ok else palette()["rule"],  # a blocked cell's hatch
                     hatch=None if ok else "///",
                     lw=1.5,
                 )
             )
-            ax.text(j, i, "1" if ok else "0", ha="center", va="center", color="white" if ok else "grey")
+            ax.text(j, i, "1" if ok else "0", ha="center", va="center", color="white" if ok else palette()["muted"])
     ax.set_xlim(-0.5, cols - 0.5)
     ax.set_ylim(rows - 0.5, -0.5)
     ax.set_aspect("equal")
@@ -94,7 +94,7 @@ def causal_alignment(ns, lang):
     fig, axes = plt.subplots(2, 1, figsize=(7.6, 4.8))
     for ax, key, title in zip(axes, ["upper_left", "lower_right"], ["upper_title", "lower_title"], strict=True):
         _mask(ax, ns[key].tolist(), rows, cols)
-        ax.axvline(cached - 0.5, color="black", lw=1.2, ls="--")
+        ax.axvline(cached - 0.5, color=palette()["ink"], lw=1.2, ls="--")
         ax.set_title(t[title], fontsize=10)
         ax.set_ylabel(t["query"], fontsize=9)
     axes[-1].set_xlabel(t["key"].format(cached, L), fontsize=9)
@@ -133,12 +133,12 @@ def kv_cache_speed(ns, lang):
     ax_r.bar(positions, speedup, color="tab:purple")
     for x, value in zip(positions, speedup, strict=True):
         ax_r.text(x, value, t["times"].format(value), ha="center", va="bottom", fontsize=9)
-    ax_r.axhline(1, color="grey", lw=0.8, ls=":")
+    ax_r.axhline(1, color=palette()["muted"], lw=0.8, ls=":")
     ax_r.set_xticks(positions, [str(S) for S in lengths])
     ax_r.set_xlabel(t["length"])
     ax_r.set_ylim(0, max(speedup) * 1.18)
     ax_r.set_title(t["ratio_title"], fontsize=10)
-    fig.text(0.99, 0.01, _machine(ns, lang), ha="right", va="bottom", fontsize=9.5, color="dimgrey")
+    fig.text(0.99, 0.01, _machine(ns, lang), ha="right", va="bottom", fontsize=9.5, color=palette()["muted"])
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 

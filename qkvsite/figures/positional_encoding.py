@@ -4,7 +4,7 @@ import math
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure
+from qkvsite.figures import figure, palette
 
 TEXT = {
     "zh": {
@@ -97,14 +97,14 @@ def dot_product(ns, lang):
     ax_g.set_ylabel(t["p"])
     ax_g.set_title(t["gram_title"], fontsize=10)
     fig.colorbar(image, ax=ax_g, fraction=0.046)
-    styles = [(0, "-", "tab:blue", 5), (20, "--", "tab:orange", 3), (40, ":", "black", 2)]
+    styles = [(0, "-", "tab:blue", 5), (20, "--", "tab:orange", 3), (40, ":", palette()["ink"], 2)]
     for p, style, color, width in styles:
         offsets = [q - p for q in range(length)]
         ax_k.plot(offsets, G[p], style, color=color, lw=width, label=t["from_p"].format(p))
     ax_k.set_xlabel(t["offset"])
     ax_k.set_ylabel(t["dot"])
     ax_k.set_title(t["curves_title"], fontsize=10)
-    ax_k.axvline(0, color="grey", lw=0.8)
+    ax_k.axvline(0, color=palette()["muted"], lw=0.8)
     ax_k.legend(loc="upper right", fontsize=9)
     ax_k.grid(True, alpha=0.3)
     fig.tight_layout()
@@ -134,10 +134,10 @@ def rope_scores(ns, lang):
         va="top",
         fontsize=9,
         color="tab:red",
-        bbox={"facecolor": "white", "edgecolor": "lightgrey"},
+        bbox={"facecolor": palette()["paper"], "edgecolor": palette()["rule"]},
     )
     ax_o.set_ylim(top=ax_o.get_ylim()[1] + 0.6)
-    ax_o.axvline(0, color="grey", lw=0.8)
+    ax_o.axvline(0, color=palette()["muted"], lw=0.8)
     ax_o.set_xlabel(t["m_minus_n"])
     ax_o.set_ylabel(t["score"])
     ax_o.set_title(t["rope_offset_title"], fontsize=10)
@@ -156,12 +156,14 @@ def alibi_bias(ns, lang):
     cols = 4
     rows = math.ceil(heads / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(9.0, 2.4 * rows + 0.6), layout="constrained")
-    cmap = plt.get_cmap("Blues_r").with_extremes(bad="white")
+    cmap = plt.get_cmap("Blues_r").with_extremes(bad=palette()["paper"])
     for h, ax in enumerate(axes.flat):
         image = ax.imshow(finite[h].numpy(), cmap=cmap, vmin=low, vmax=0, aspect="equal", interpolation="nearest")
         for i in range(length):
             for j in range(i + 1, length):
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec="lightgrey", lw=0))
+                ax.add_patch(
+                    plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec=palette()["rule"], lw=0)
+                )
         corner = float(bias[h, length - 1, 0])  # the farthest key of the last query
         ax.text(0, length - 1, f"{corner:.2f}", ha="left", va="center", fontsize=9, color="white" if h < 2 else "black")
         ax.set_title(t["head"].format(h, f"1/{round(1 / slopes[h])}"), fontsize=12)
