@@ -52,6 +52,7 @@ ATTRS = re.compile(r'[ \t]*\{ *#([\w-]+)(?: +[\w-]+="[^"]*")* *\}')  # {#q8}, { 
 # a heading's explicit anchor becomes an anchor of the notebook too: Jupyter derives its own from the heading's
 # text, which with a formula in it is not the page's, and links within a chapter ("#36-why-divide-by-d_k") point
 # at the page's
+HEADING = re.compile(r"^#{1,6} .*$", re.M)
 HEADING_ATTRS = re.compile(r"^(#{1,6} .*?)" + ATTRS.pattern + r"[ \t]*$", re.M)
 
 
@@ -112,6 +113,8 @@ def chapter_markdown(page: Page, chapter: str) -> str:
     text = PAGE_LINK.sub(_page_link, text)
     text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)
     text = ATTRS.sub("", text)
+    # a notebook page's table of contents (mkdocs-jupyter) drops a heading's code spans: keep their text
+    text = HEADING.sub(lambda m: m[0].replace("`", ""), text)
     title, _, rest = text.partition("\n")
     return f"{title}\n\n{HEADER[page.lang].format(chapter=chapter)}\n{rest}"
 
