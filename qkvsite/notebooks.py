@@ -48,7 +48,12 @@ KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
 ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) \w+(?: "([^"]*)")?\n((?:(?:    .*)?\n)*)', re.M)
 PAGE_LINK = re.compile(r"\]\(([\w-]+)\.md(#[^)]*)?\)")
-ATTRS = re.compile(r"[ \t]*\{#[\w-]+\}")
+ATTRS = re.compile(r'[ \t]*\{ *#([\w-]+)(?: +[\w-]+="[^"]*")* *\}')  # {#q8}, { #id data-toc-label="..." }
+# a heading's explicit anchor becomes an anchor of the notebook too: Jupyter derives its own from the heading's
+# text, which with a formula in it is not the page's, and links within a chapter ("#36-why-divide-by-d_k") point
+# at the page's
+HEADING = re.compile(r"^#{1,6} .*$", re.M)
+HEADING_ATTRS = re.compile(r"^(#{1,6} .*?)" + ATTRS.pattern + r"[ \t]*$", re.M)
 
 
 def _quote_admonition(match: re.Match) -> str:
@@ -106,7 +111,10 @@ def chapter_markdown(page: Page, chapter: str) -> str:
     text = "\n".join(out)
     text = ADMONITION.sub(_quote_admonition, text)
     text = PAGE_LINK.sub(_page_link, text)
+    text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)
     text = ATTRS.sub("", text)
+    # a notebook page's table of contents (mkdocs-jupyter) drops a heading's code spans: keep their text
+    text = HEADING.sub(lambda m: m[0].replace("`", ""), text)
     title, _, rest = text.partition("\n")
     return f"{title}\n\n{HEADER[page.lang].format(chapter=chapter)}\n{rest}"
 

@@ -1,14 +1,19 @@
 """Formulas: LaTeX in the pages, MathML in the HTML (qkvsite.hooks.math), readable TOC labels and anchors."""
 
+import json
 import re
+from html import unescape
 
 import pytest
+from pymdownx.slugs import slugify
 
 from qkvsite import config
 from qkvsite.dialect import Page
-from qkvsite.hooks.math import typeset
+from qkvsite.hooks.math import plain, plain_html, typeset
 
 PAGES = config.source_pages()
+SLUGIFY = slugify(case="lower")  # mkdocs.yml's toc slugify
+ATTRIBUTED = re.compile(r'^#{2,6} (.*?) \{ ?#([\w-]+) data-toc-label="([^"]+)" ?\}$', re.M)
 
 
 def test_inline_and_display_formulas_become_mathml():
@@ -44,6 +49,9 @@ def test_every_formula_of_a_page_is_typeset(site, page):
     body = html[html.index('<div class="md-content"') :]
     assert "arithmatex" not in body and "\\(" not in body and "\\[" not in body
     text = re.sub(r"```.*?```", "", Page(page).body, flags=re.S)
+    if config.page_name(page) == "index":  # the home page lists the chapters with their descriptions
+        lang = config.language_of(page)
+        text += "".join(Page(config.DOCS / f"{c}.{lang}.md").meta["description"] for c in config.chapters())
     formulas = len(re.findall(r"\$\$.+?\$\$|\$[^$\n]+\$", text, re.S))
     assert body.count("<math ") == formulas
 
@@ -52,3 +60,100 @@ def test_the_search_index_holds_text_not_mathml(site):
     for lang in config.languages():
         index = (site / config.url_prefix(lang) / "search" / "search_index.json").read_text(encoding="utf-8")
         assert "<math" not in index and "arithmatex" not in index and "\\\\(" not in index
+
+
+# --- plain text where MathML cannot go ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tex, text",
+    [
+        (r"$\operatorname{softmax}(Q K^\top / \sqrt{d_k})\, V$", "softmax(Q Kᵀ / √d_k) V"),
+        (r"$d_{\text{model}} \times d_k$", "d_model × d_k"),
+        (r"$W_i^Q$ and $\sum_j A[i, j] \cdot V[j]$", "W_i^Q and Σ_j A[i, j] · V[j]"),
+        (r"$L \neq S$, $m - n = \pm 3$, $\exp(-\infty) = 0$", "L ≠ S, m − n = ± 3, exp(−∞) = 0"),
+    ],
+)
+def test_a_formula_reads_as_plain_text_where_no_mathml_goes(tex, text):
+    assert plain(tex) == text
+    html = typeset(re.sub(r"\$([^$]+)\$", r'<span class="arithmatex">\\(\1\\)</span>', tex))
+    assert plain_html(html) == text.replace("<", "&lt;")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_a_heading_label_reads_its_formula_and_keeps_the_anchor_its_text_gave_it(page):
+    """The label is the heading in plain text (X Xᵀ, √d_k); the anchor is the slug of that text, the one the heading
+    had before it held a formula (other pages link to it), unless it is an explicit anchor both editions share."""
+    lang = config.language_of(page)
+    other = next(config.DOCS / f"{config.page_name(page)}.{o}.md" for o in config.languages() if o != lang)
+    shared = re.findall(r"\{ ?#([\w-]+)", other.read_text(encoding="utf-8"))
+    for text, anchor, label in ATTRIBUTED.findall(Page(page).body):
+        assert plain(text).replace("`", "") == label.replace("“", '"').replace("”", '"'), text
+        assert anchor == SLUGIFY(label, "-") or anchor in shared, (anchor, label)
+
+
+# --- what readers see: no raw formula left ---------------------------------------------------------------------
+
+FRAGMENT = re.compile(r"\w_\w|\w\^\w|[√ᵀΣ]")
+
+
+def prose(html: str) -> str:
+    """The text of a page's content as it reads: without code (and code blocks' titles), formulas (MathML),
+    scripts, styles, tags and their attributes (alt text cannot hold MathML and is plain text on purpose)."""
+    body = html[html.index('<div class="md-content"') :]
+    body = re.sub(r"<(code|pre|math|script|style)\b.*?</\1>", " ", body, flags=re.S)
+    body = re.sub(r'<span class="filename">.*?</span>', " ", body, flags=re.S)
+    return unescape(re.sub(r"<[^>]+>", " ", body))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_no_raw_formula_fragment_is_left_in_the_prose(site, page):
+    url = config.page_url(config.page_name(page), config.language_of(page))
+    text = prose((site / url / "index.html").read_text(encoding="utf-8"))
+    left = [text[max(0, m.start() - 30) : m.end() + 30] for m in FRAGMENT.finditer(text)]
+    assert not left, f"write these as $...$ (or a Python name as a code span): {left}"
+
+
+@pytest.mark.parametrize("lang", config.languages())
+@pytest.mark.parametrize("chapter", config.chapters())
+def test_a_notebook_keeps_its_formulas_as_tex_and_its_page_typesets_them(site, chapter, lang):
+    notebook = json.loads((config.DOCS / "notebooks" / f"{chapter}.{lang}.ipynb").read_text(encoding="utf-8"))
+    markdown = "".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    assert re.search(r"\$[^$\n]+\$", markdown) and "data-toc-label" not in markdown
+    notebook_page = (site / config.url_prefix(lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
+    chapter_page = (site / config.page_url(chapter, lang) / "index.html").read_text(encoding="utf-8")
+    assert notebook_page.count("<math ") == chapter_page.count("<math ") > 0
+    cells = "".join(re.findall(r'data-mime-type="text/markdown">(.*?)</div>', notebook_page, re.S))
+    assert "$" not in re.sub(r"<(code|pre|math)\b.*?</\1>", "", cells, flags=re.S)
+    toc = notebook_page[notebook_page.index('class="md-nav md-nav--secondary"') :]
+    assert "$" not in toc[: toc.index("</nav>")]
+
+
+def test_link_previews_and_search_results_read_formulas_as_text(site):
+    page = (site / "en" / "scaled-dot-product" / "index.html").read_text(encoding="utf-8")
+    (description,) = re.findall(r'<meta name="description" content="([^"]*)"', page)
+    assert "√d_k" in unescape(description) and "$" not in description
+    index = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    titles = [doc["title"] for doc in index["docs"]]
+    assert "3.3 Step 2: divide by √d_k" in titles
+
+
+# --- figures: mathtext --------------------------------------------------------------------------------------------
+
+
+def test_figure_formulas_are_set_in_fonts_the_browser_has():
+    import matplotlib.pyplot as plt
+
+    from qkvsite.figures import check_fonts, render_svg, setup_fonts
+
+    def drawn(label, **rc):
+        setup_fonts()
+        with plt.rc_context(rc):
+            fig = plt.figure(figsize=(3, 1))
+            fig.text(0.1, 0.5, label)
+            return render_svg(fig)
+
+    label = "$S = Q K^\\top / \\sqrt{d_k}$：分数"
+    assert b"DejaVu Sans" in check_fonts(drawn(label), "test")
+    with pytest.raises(ValueError, match="STIXSizeOneSym"):  # matplotlib's default draws the radical from STIX
+        check_fonts(drawn(label, **{"mathtext.fontset": "dejavusans", "mathtext.fallback": "cm"}), "test")

@@ -27,6 +27,7 @@ import hashlib
 import importlib
 import io
 import pkgutil
+import re
 import runpy
 import sys
 import warnings
@@ -203,9 +204,31 @@ def setup_fonts() -> str:
             "svg.hashsalt": "qkv",  # stable ids: same values, same file
             "axes.unicode_minus": False,
             "font.size": 11,
+            # formulas ($W^Q$, $\sqrt{d_k}$) in DejaVu Sans alone: the default fontset takes the radical and other
+            # sized symbols from matplotlib's STIX fonts, which the browser showing the SVG does not have
+            "mathtext.fontset": "custom",
+            "mathtext.rm": "DejaVu Sans",
+            "mathtext.it": "DejaVu Sans:italic",
+            "mathtext.bf": "DejaVu Sans:bold",
+            "mathtext.sf": "DejaVu Sans",
+            "mathtext.cal": "DejaVu Sans:italic",
+            "mathtext.tt": "DejaVu Sans Mono",
+            "mathtext.fallback": None,
         }
     )
     return name
+
+
+FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")
+
+
+def check_fonts(svg: bytes, name: str) -> bytes:
+    """The SVG keeps its text as text: every font it names first must be one the figures are drawn with."""
+    known = {setup_fonts(), "DejaVu Sans", "DejaVu Sans Mono"}
+    unknown = set(FONT_FAMILY.findall(svg.decode())) - known
+    if unknown:
+        raise ValueError(f"figure {name!r} sets text in {', '.join(sorted(unknown))}, which browsers lack")
+    return svg
 
 
 def render_svg(fig: matplotlib.figure.Figure) -> bytes:
@@ -250,7 +273,7 @@ def _draw(name: str, lang: str, scheme: str) -> bytes:
     try:
         with warnings.catch_warnings(), plt.rc_context(style(scheme)):
             warnings.simplefilter("error")  # a missing glyph draws a box: fail instead
-            return render_svg(spec.draw(values, lang))
+            return check_fonts(render_svg(spec.draw(values, lang)), name)
     finally:
         _scheme.reset(token)
 

@@ -5,30 +5,33 @@ import matplotlib.pyplot as plt
 from qkvsite.figures import figure, heatmap, row_sums, weighted_rows
 
 EXAMPLE = "dot_product/self_similarity.py"
+# Z[{0}] = Σⱼ A[{0}, j] · X[j] in mathtext; the token {0} (Chinese on the Chinese page) stays outside the $...$,
+# and \Sigma_j, not \sum_j, which would set j under the sign, into the tick labels below the title
+WS = "$Z[${0}$] = \\Sigma_j A[${0}$, j] \\cdot X[j]$"
 
 TEXT = {
     "zh": {
         "tokens": {"cat": "猫", "dog": "狗", "car": "车"},
         "feature": "特征{}",
         "x_title": "X：每行一个词 ({}×{})",
-        "s_title": "S = X Xᵀ：两两点积 ({}×{})",
+        "s_title": "$S = X X^\\top$：两两点积 ({}×{})",
         "a_title": "A = softmax(S, dim=-1) ({}×{})",
         "row_sum": "行和",
-        "times": "{:.3f} × X[{}]",
-        "result": "Z[{}]",
-        "ws_title": "Z[{0}] = Σⱼ A[{0}, j] · X[j]：把 X 的整行按权重相加",
+        "times": "${:.3f} \\times X[${}$]$",
+        "result": "$Z[${}$]$",
+        "ws_title": WS + "：把 X 的整行按权重相加",
         "ws_note": "每一列：上面三格相加 = 最下面一格",
     },
     "en": {
         "tokens": {"cat": "cat", "dog": "dog", "car": "car"},
         "feature": "feature {}",
         "x_title": "X: one row per token ({}×{})",
-        "s_title": "S = X Xᵀ: all dot products ({}×{})",
+        "s_title": "$S = X X^\\top$: all dot products ({}×{})",
         "a_title": "A = softmax(S, dim=-1) ({}×{})",
         "row_sum": "row sum",
-        "times": "{:.3f} × X[{}]",
-        "result": "Z[{}]",
-        "ws_title": "Z[{0}] = Σⱼ A[{0}, j] · X[j]: whole rows of X, weighted",
+        "times": "${:.3f} \\times X[${}$]$",
+        "result": "$Z[${}$]$",
+        "ws_title": WS + ": whole rows of X, weighted",
         "ws_note": "each column: the three cells above add up to the cell below",
     },
 }

@@ -6,18 +6,18 @@ from qkvsite.figures import figure, palette
 
 TEXT = {
     "zh": {
-        "var_title": "q·k 的方差随 d_k 增长",
-        "raw": "var(q·k)",
-        "scaled": "var(q·k / √d_k)",
-        "guide": "y = d_k",
+        "var_title": "$q \\cdot k$ 的方差随 $d_k$ 增长",
+        "raw": "$\\mathrm{var}(q \\cdot k)$",
+        "scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$",
+        "guide": "$y = d_k$",
         "peak_title": "一行 softmax 中最大的权重（{} 个键，取平均）",
         "unscaled": "不缩放",
-        "with_scale": "除以 √d_k",
-        "over_dk": "除以 d_k",
-        "uniform": "均匀分布 1/{}",
+        "with_scale": "除以 $\\sqrt{d_k}$",
+        "over_dk": "除以 $d_k$",
+        "uniform": "均匀分布 $1/{}$",
         "bleu": "BLEU（开发集，越高越好）",
         "ppl": "困惑度 PPL（开发集，越低越好）",
-        "heads": "头数 h 与每头维度 d_k（h·d_k = 512）",
+        "heads": "头数 $h$ 与每头维度 $d_k$（$h \\cdot d_k = 512$）",
         "base": "base",
         "table_note": "数据：Vaswani et al. 2017 表 3，base 与 (A) 行，英德 newstest2013（开发集）",
         "flops_title": "FLOP 计数（FlopCounterMode）",
@@ -29,8 +29,8 @@ TEXT = {
         "measured": "实测",
         "fit": "最后三点拟合斜率 {:.2f}",
         "slope2": "斜率 2 参考线",
-        "mem_title": "一次注意力调用的峰值内存（{} 个头，d = {}）",
-        "naive": "朴素实现：softmax(q kᵀ/√d) v",
+        "mem_title": "一次注意力调用的峰值内存（{} 个头，$d = {}$）",
+        "naive": "朴素实现：$\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
         "sdpa": "F.scaled_dot_product_attention",
         "one_matrix": "一个 (头数, L, L) 分数矩阵",
         "bytes": "字节",
@@ -38,18 +38,18 @@ TEXT = {
         "cuda_method": "测量：CUDA，torch.cuda.max_memory_allocated",
     },
     "en": {
-        "var_title": "The variance of q·k grows with d_k",
-        "raw": "var(q·k)",
-        "scaled": "var(q·k / √d_k)",
-        "guide": "y = d_k",
+        "var_title": "The variance of $q \\cdot k$ grows with $d_k$",
+        "raw": "$\\mathrm{var}(q \\cdot k)$",
+        "scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$",
+        "guide": "$y = d_k$",
         "peak_title": "Largest weight in a softmax row ({} keys, averaged)",
         "unscaled": "unscaled",
-        "with_scale": "divided by √d_k",
-        "over_dk": "divided by d_k",
-        "uniform": "uniform 1/{}",
+        "with_scale": "divided by $\\sqrt{d_k}$",
+        "over_dk": "divided by $d_k$",
+        "uniform": "uniform $1/{}$",
         "bleu": "BLEU (dev set, higher is better)",
         "ppl": "perplexity PPL (dev set, lower is better)",
-        "heads": "heads h and width per head d_k (h·d_k = 512)",
+        "heads": "heads $h$ and width per head $d_k$ ($h \\cdot d_k = 512$)",
         "base": "base",
         "table_note": "Data: Vaswani et al. 2017, Table 3, base and rows (A), English-German newstest2013 (dev set)",
         "flops_title": "FLOP count (FlopCounterMode)",
@@ -61,8 +61,8 @@ TEXT = {
         "measured": "measured",
         "fit": "fitted slope of the last three points {:.2f}",
         "slope2": "slope 2 guide",
-        "mem_title": "Peak memory of one attention call ({} heads, d = {})",
-        "naive": "naive: softmax(q kᵀ/√d) v",
+        "mem_title": "Peak memory of one attention call ({} heads, $d = {}$)",
+        "naive": "naive: $\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
         "sdpa": "F.scaled_dot_product_attention",
         "one_matrix": "one (heads, L, L) score matrix",
         "bytes": "bytes",
@@ -103,7 +103,7 @@ def scaling_variance(ns, lang):
     ax_v.set_yscale("log", base=2)
     ax_v.set_xticks(d_ks, [str(d) for d in d_ks])
     ax_v.set_ylim(0.25, max(ns["raw_var"]) * 4)
-    ax_v.set_xlabel("d_k")
+    ax_v.set_xlabel("$d_k$")
     ax_v.set_title(t["var_title"])
     ax_v.legend(loc="upper left", fontsize=9)
 
@@ -116,7 +116,7 @@ def scaling_variance(ns, lang):
     ax_p.set_xscale("log", base=2)
     ax_p.set_xticks(d_ks, [str(d) for d in d_ks])
     ax_p.set_ylim(0, 1.05)
-    ax_p.set_xlabel("d_k")
+    ax_p.set_xlabel("$d_k$")
     ax_p.set_title(t["peak_title"].format(n_keys))
     ax_p.legend(loc="center right", fontsize=9)
     fig.tight_layout()
@@ -127,7 +127,7 @@ def scaling_variance(ns, lang):
 def heads_table3(ns, lang):
     t = TEXT[lang]
     rows = ns["rows"]  # sorted by h
-    labels = [f"h={h}\nd_k={d_k}" for _, h, d_k, _, _, _ in rows]
+    labels = [f"$h = {h}$\n$d_k = {d_k}$" for _, h, d_k, _, _, _ in rows]
     colors = ["tab:orange" if name == "base" else "tab:blue" for name, *_ in rows]
     fig, (ax_b, ax_p) = plt.subplots(1, 2, figsize=(10.0, 3.9))
     for ax, column, fmt, title in [

@@ -7,10 +7,10 @@ from qkvsite.figures import figure, heatmap, palette
 
 TEXT = {
     "zh": {
-        "title": "多头注意力的数据流（H = {H}；形状取自一次真实运行）",
+        "title": "多头注意力的数据流（$H = {H}$；形状取自一次真实运行）",
         "head": "第 {} 个头",
-        "attention": "softmax(Q{0}K{0}ᵀ/√d_k) V{0}",
-        "concat": "Concat(head₀, …, head{}) 拼接",
+        "attention": "$\\mathrm{{softmax}}(Q_{{{0}}} K_{{{0}}}^\\top / \\sqrt{{d_k}})\\, V_{{{0}}}$",
+        "concat": "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$ 拼接",
         "output": "输出",
         "per_head": "每个头",
         "code": "代码里（所有头一起算）",
@@ -22,16 +22,16 @@ TEXT = {
             "merge_heads：{merged}",
             "out_proj：{output}",
         ],
-        "weights_title": "第 {} 个头的权重 A{}",
+        "weights_title": "第 {0} 个头的权重 $A_{{{1}}}$",
         "token": "词{}",
         "key": "被看的词（key）",
         "query": "提问的词（query）",
     },
     "en": {
-        "title": "Data flow of multi-head attention (H = {H}; shapes from a real run)",
+        "title": "Data flow of multi-head attention ($H = {H}$; shapes from a real run)",
         "head": "head {}",
-        "attention": "softmax(Q{0}K{0}ᵀ/√d_k) V{0}",
-        "concat": "Concat(head₀, …, head{})",
+        "attention": "$\\mathrm{{softmax}}(Q_{{{0}}} K_{{{0}}}^\\top / \\sqrt{{d_k}})\\, V_{{{0}}}$",
+        "concat": "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$",
         "output": "output",
         "per_head": "per head",
         "code": "in the code (all heads at once)",
@@ -43,14 +43,12 @@ TEXT = {
             "merge_heads: {merged}",
             "out_proj: {output}",
         ],
-        "weights_title": "weights A{1} of head {0}",
+        "weights_title": "weights $A_{{{1}}}$ of head {0}",
         "token": "tok {}",
         "key": "key (token looked at)",
         "query": "query (token asking)",
     },
 }
-
-SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def label() -> dict:
@@ -122,25 +120,23 @@ def multi_head_flow(ns, lang):
     group = left / H
     for h in range(H):
         cx = group * (h + 0.5)
-        sub = str(h).translate(SUB)
         ax.text(cx, 4.98, t["head"].format(h), bbox=label(), zorder=3, **small)
         for j, role in enumerate("QKV"):
             x = cx + (j - 1) * 0.58
             arrow(ax, (left / 2, 5.32), (x, 4.72))
-            box(ax, x, 4.55, 0.5, 0.32, f"W{sub}^{role}", COLORS["W"], fontsize=9)
+            box(ax, x, 4.55, 0.5, 0.32, f"$W_{{{h}}}^{role}$", COLORS["W"], fontsize=9)
             arrow(ax, (x, 4.39), (x, 3.98))
-            box(ax, x, 3.8, 0.5, 0.32, f"{role}{sub}", COLORS[role])
+            box(ax, x, 3.8, 0.5, 0.32, f"${role}_{{{h}}}$", COLORS[role])
             arrow(ax, (x, 3.64), (cx + (j - 1) * 0.3, 3.02))
         ax.text(cx, 3.38, shape_text(per_head, letters), bbox=label(), zorder=3, **small)
-        attention = t["attention"].format(sub)
+        attention = t["attention"].format(h)
         box(ax, cx, 2.75, 1.8, 0.4, attention, COLORS["A"], fontsize=9.5)
-        ax.text(cx, 2.2, f"head{sub}\n" + shape_text(head_out, letters), **small)
+        ax.text(cx, 2.2, f"$\\mathrm{{head}}_{{{h}}}$\n" + shape_text(head_out, letters), **small)
         arrow(ax, (cx, 1.97), (left / 2 + (h - (H - 1) / 2) * 0.9, 1.6))
-    last = str(H - 1).translate(SUB)
-    concat = t["concat"].format(last) + "   " + shape_text(trace["merged"].shape, letters)
+    concat = t["concat"].format(H - 1) + "   " + shape_text(trace["merged"].shape, letters)
     box(ax, left / 2, 1.42, 4.8, 0.36, concat, fontsize=9.5)
     arrow(ax, (left / 2, 1.24), (left / 2, 0.98))
-    box(ax, left / 2, 0.82, 0.7, 0.32, "W^O", COLORS["W"])
+    box(ax, left / 2, 0.82, 0.7, 0.32, "$W^O$", COLORS["W"])
     arrow(ax, (left / 2, 0.66), (left / 2, 0.42))
     output = t["output"] + "   " + shape_text(trace["output"].shape, letters)
     ax.text(left / 2, 0.28, output, ha="center", va="center", fontsize=9.5)
@@ -164,9 +160,8 @@ def head_weights(ns, lang):
     tokens = [t["token"].format(i) for i in range(L)]
     fig, axes = plt.subplots(1, len(weights), figsize=(3.6 * len(weights), 3.5))
     for h, (ax, w) in enumerate(zip(axes, weights, strict=True)):
-        sub = str(h).translate(SUB)
         heatmap(ax, w, tokens, tokens, cmap="Purples", vmin=0, vmax=1)
-        ax.set_title(t["weights_title"].format(h, sub))
+        ax.set_title(t["weights_title"].format(h, h))
         ax.set_xlabel(t["key"])
         ax.set_ylabel(t["query"])
     fig.tight_layout()

@@ -12,40 +12,40 @@ TEXT = {
     "zh": {
         "token": "词 {}",
         "x_title": "X：输入，每行一个词（{}×{}）",
-        "w_title": "× {}（{}×{}）",
-        "out_title": "{0} = X {1}（{2}×{3}）",
+        "w_title": "× ${}$（{}×{}）",
+        "out_title": "${0} = X {1}$（{2}×{3}）",
         "note": (
             "三条箭头互相独立：Q、K、V 都直接由 X 算出，彼此不依赖。\n"
             "三者的行数都等于 X 的行数 {}；列数各由自己的 W 决定。"
         ),
-        "s_title": "S = Q Kᵀ / √d_k（{}×{}）",
+        "s_title": "$S = Q K^\\top / \\sqrt{{d_k}}$（{}×{}）",
         "a_title": "A = softmax(S, dim=-1)（{}×{}）",
-        "s_note": "行 i：q_i 去比较每个 k_j；方框里的 S[{0}, {1}] ≠ S[{1}, {0}]",
+        "s_note": "行 $i$：$q_i$ 去比较每个 $k_j$；方框里的 $S[{0}, {1}] \\neq S[{1}, {0}]$",
         "dec": "解码器 {}",
         "enc": "编码器 {}",
-        "ca_title": "A = softmax(Q Kᵀ / √d_k)（{}×{}）",
+        "ca_title": "$A = \\mathrm{{softmax}}(Q K^\\top / \\sqrt{{d_k}})$（{}×{}）",
         "v_title": "V：来自编码器（{}×{}）",
-        "o_title": "输出 A V（{}×{}）",
+        "o_title": "输出 $A V$（{}×{}）",
         "ca_sources": ("Q（{}×{}）：来自解码器\nK（{}×{}）：来自编码器输出\nV（{}×{}）：来自编码器输出"),
         "ca_note": "输出的行数跟着 Q（解码器），列数跟着 V",
     },
     "en": {
         "token": "token {}",
         "x_title": "X: input, one row per token ({}×{})",
-        "w_title": "× {} ({}×{})",
-        "out_title": "{0} = X {1} ({2}×{3})",
+        "w_title": "× ${}$ ({}×{})",
+        "out_title": "${0} = X {1}$ ({2}×{3})",
         "note": (
             "Three independent arrows: Q, K and V are each computed from X directly.\n"
             "All three have X's {} rows; each W sets its own number of columns."
         ),
-        "s_title": "S = Q Kᵀ / √d_k ({}×{})",
+        "s_title": "$S = Q K^\\top / \\sqrt{{d_k}}$ ({}×{})",
         "a_title": "A = softmax(S, dim=-1) ({}×{})",
-        "s_note": "row i: q_i against every k_j; boxed: S[{0}, {1}] ≠ S[{1}, {0}]",
+        "s_note": "row $i$: $q_i$ against every $k_j$; boxed: $S[{0}, {1}] \\neq S[{1}, {0}]$",
         "dec": "decoder {}",
         "enc": "encoder {}",
-        "ca_title": "A = softmax(Q Kᵀ / √d_k) ({}×{})",
+        "ca_title": "$A = \\mathrm{{softmax}}(Q K^\\top / \\sqrt{{d_k}})$ ({}×{})",
         "v_title": "V: from the encoder ({}×{})",
-        "o_title": "output A V ({}×{})",
+        "o_title": "output $A V$ ({}×{})",
         "ca_sources": (
             "Q ({}×{}): from the decoder\nK ({}×{}): from the encoder output\nV ({}×{}): from the encoder output"
         ),
@@ -53,11 +53,10 @@ TEXT = {
     },
 }
 
-SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
-
 
 def _rows(prefix, n):
-    return [f"{prefix}{str(i).translate(SUBSCRIPT)}" for i in range(n)]
+    """q₀, q₁, ... in mathtext."""
+    return [f"${prefix}_{{{i}}}$" for i in range(n)]
 
 
 def _signed(ax, values, rows, cols=None, fontsize=8):

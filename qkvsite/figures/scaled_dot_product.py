@@ -7,6 +7,8 @@ from qkvsite.figures import figure, heatmap, row_sums, weighted_rows
 STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"
 MASKING = "scaled_dot_product/masking.py"
+# output[{0}] = Σⱼ weights[{0}, j] · V[j] in mathtext, as in dot_product.WS: the token {0} outside the $...$
+OUT = "$\\mathrm{{output}}[${0}$] = \\Sigma_j \\mathrm{{weights}}[${0}$, j] \\cdot V[j]$"
 
 TEXT = {
     "zh": {
@@ -21,29 +23,29 @@ TEXT = {
         "query": "查询（行）",
         "key": "键（列）",
         "q_title": "Q ({}×{})",
-        "kt_title": "Kᵀ ({}×{})",
-        "scores_title": "scores = Q Kᵀ ({}×{})",
-        "scaled_title": "scaled = scores / √{} = scores / {:.3f}",
+        "kt_title": "$K^\\top$ ({}×{})",
+        "scores_title": "scores = $Q K^\\top$ ({}×{})",
+        "scaled_title": "scaled = scores / $\\sqrt{{{}}}$ = scores / {:.3f}",
         "scores_range": "scores：最小 {:.2f}，最大 {:.2f}",
         "scaled_range": "scaled：最小 {:.2f}，最大 {:.2f}",
         "weights_title": "weights = softmax(scaled, dim=-1)",
         "row_sum": "行和",
-        "times": "{:.3f} × V[{}]",
-        "result": "output[{}]",
-        "out_title": "output[{0}] = Σⱼ weights[{0}, j] · V[j]：V 的整行按权重相加",
+        "times": "${:.3f} \\times V[${}$]$",
+        "result": "$\\mathrm{{output}}[${}$]$",
+        "out_title": OUT + "：V 的整行按权重相加",
         "out_note": "每一列：上面各格相加 = 最下面一格",
-        "var_raw": "var(q·k)，不缩放",
-        "var_scaled": "var(q·k / √d_k)，缩放后",
-        "var_ref": "参考线：方差 = d_k",
+        "var_raw": "$\\mathrm{var}(q \\cdot k)$，不缩放",
+        "var_scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$，缩放后",
+        "var_ref": "参考线：方差 = $d_k$",
         "var_title": "随机 q、k（每个分量均值 0、方差 1）的点积方差",
         "var_y": "方差（对数刻度）",
-        "raw": "不缩放：softmax(q·k)",
-        "scaled": "缩放：softmax(q·k / √d_k)",
-        "uniform": "均匀分布 1/{}",
+        "raw": "不缩放：$\\mathrm{softmax}(q \\cdot k)$",
+        "scaled": "缩放：$\\mathrm{softmax}(q \\cdot k / \\sqrt{d_k})$",
+        "uniform": "均匀分布 $1/{}$",
         "max_title": "每行最大权重的平均值",
         "max_y": "最大权重",
         "grad_title": "softmax 对分数的梯度范数（中位数）",
-        "grad_y": "‖∂L/∂s‖（对数刻度）",
+        "grad_y": "$\\Vert \\partial L / \\partial s \\Vert$（对数刻度）",
         "pad_title": "填充掩码：第 2 句，<pad> 列被遮住",
         "causal_title": "因果掩码：第 1 句，只能看自己和前面",
         "masked": "遮住",
@@ -60,29 +62,29 @@ TEXT = {
         "query": "query (rows)",
         "key": "key (columns)",
         "q_title": "Q ({}×{})",
-        "kt_title": "Kᵀ ({}×{})",
-        "scores_title": "scores = Q Kᵀ ({}×{})",
-        "scaled_title": "scaled = scores / √{} = scores / {:.3f}",
+        "kt_title": "$K^\\top$ ({}×{})",
+        "scores_title": "scores = $Q K^\\top$ ({}×{})",
+        "scaled_title": "scaled = scores / $\\sqrt{{{}}}$ = scores / {:.3f}",
         "scores_range": "scores: min {:.2f}, max {:.2f}",
         "scaled_range": "scaled: min {:.2f}, max {:.2f}",
         "weights_title": "weights = softmax(scaled, dim=-1)",
         "row_sum": "row sum",
-        "times": "{:.3f} × V[{}]",
-        "result": "output[{}]",
-        "out_title": "output[{0}] = Σⱼ weights[{0}, j] · V[j]: whole rows of V",
+        "times": "${:.3f} \\times V[${}$]$",
+        "result": "$\\mathrm{{output}}[${}$]$",
+        "out_title": OUT + ": whole rows of V",
         "out_note": "each column: the cells above add up to the cell below",
-        "var_raw": "var(q·k), unscaled",
-        "var_scaled": "var(q·k / √d_k), scaled",
-        "var_ref": "reference: variance = d_k",
-        "var_title": "Variance of q·k for random q, k (entries: mean 0, variance 1)",
+        "var_raw": "$\\mathrm{var}(q \\cdot k)$, unscaled",
+        "var_scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$, scaled",
+        "var_ref": "reference: variance = $d_k$",
+        "var_title": "Variance of $q \\cdot k$ for random q, k (entries: mean 0, variance 1)",
         "var_y": "variance (log scale)",
-        "raw": "unscaled: softmax(q·k)",
-        "scaled": "scaled: softmax(q·k / √d_k)",
-        "uniform": "uniform 1/{}",
+        "raw": "unscaled: $\\mathrm{softmax}(q \\cdot k)$",
+        "scaled": "scaled: $\\mathrm{softmax}(q \\cdot k / \\sqrt{d_k})$",
+        "uniform": "uniform $1/{}$",
         "max_title": "Mean of each row's largest weight",
         "max_y": "largest weight",
         "grad_title": "Norm of softmax's gradient w.r.t. the scores (median)",
-        "grad_y": "‖∂L/∂s‖ (log scale)",
+        "grad_y": "$\\Vert \\partial L / \\partial s \\Vert$ (log scale)",
         "pad_title": "Padding mask: sentence 2, <pad> columns hidden",
         "causal_title": "Causal mask: sentence 1, itself and earlier only",
         "masked": "masked",
@@ -210,7 +212,7 @@ def variance_figure(ns, lang):
     ax.set_yscale("log", base=2)
     ax.set_xticks(d_ks, [str(d) for d in d_ks])
     ax.set_ylim(0.5, max(raw) * 2)
-    ax.set_xlabel("d_k")
+    ax.set_xlabel("$d_k$")
     ax.set_ylabel(t["var_y"])
     ax.set_title(t["var_title"])
     ax.grid(True, which="major", alpha=0.3)
@@ -254,7 +256,7 @@ def saturation_figure(ns, lang):
         ax.set_xscale("log", base=2)
         ax.set_xlim(d_ks[0] / 1.5, d_ks[-1] * 1.5)
         ax.set_xticks(d_ks, [str(d) for d in d_ks])
-        ax.set_xlabel("d_k")
+        ax.set_xlabel("$d_k$")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="lower left" if ax is ax_g else "center right")
     fig.tight_layout()

@@ -5,7 +5,11 @@ Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own
 is converted to MathML here with latex2mathml, which browsers render natively.
 A heading with a formula gives itself a readable TOC label and a stable anchor,
 ``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
-Notebooks keep the ``$...$`` source: Jupyter and Colab render it.
+Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on
+this site (mkdocs-jupyter leaves the TeX in the Markdown cells) are typeset here too.
+Where only plain text fits (a description in ``<meta>``, the search index, a
+notebook page's table of contents), ``plain`` and ``plain_html`` write a formula in
+Unicode, as the pages wrote it before: X Xᵀ, √d_k, W^Q.
 """
 
 import html
@@ -16,14 +20,25 @@ from latex2mathml.converter import convert
 
 INLINE = re.compile(r'<span class="arithmatex">\\\((.*?)\\\)</span>', re.S)
 DISPLAY = re.compile(r'<div class="arithmatex">\\\[(.*?)\\\]</div>', re.S)
+# latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, spaced and read as one;
+# a function name is an identifier (MathML: <mi>), like the <mi>exp</mi> of \exp
+OPERATOR_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+MATH = re.compile(r"(<math\b[^>]*>)(.*)(</math>)", re.S)
+ANNOTATED = re.compile(r'<math\b.*?<annotation encoding="application/x-tex">(.*?)</annotation>.*?</math>', re.S)
 
 
 @lru_cache(maxsize=4096)
 def mathml(tex: str, display: str) -> str:
+    """The MathML of one formula. Its TeX rides along as an annotation, which ``<semantics>`` keeps out of view
+    (as KaTeX's MathML does), so that places that need text (the search index, link previews) can write the formula
+    out: ``plain_html``."""
     try:
-        return convert(tex, display=display)
+        converted = convert(tex, display=display)
     except Exception as error:  # latex2mathml raises its own error types for TeX it cannot read
         raise ValueError(f"cannot typeset ${tex}$: {error}") from error
+    converted = OPERATOR_NAME.sub(r"<mi>\1</mi>", converted)
+    annotation = f'<annotation encoding="application/x-tex">{html.escape(tex, quote=False)}</annotation>'
+    return MATH.sub(lambda m: f"{m[1]}<semantics><mrow>{m[2]}</mrow>{annotation}</semantics>{m[3]}", converted)
 
 
 def typeset(content: str) -> str:
@@ -31,5 +46,73 @@ def typeset(content: str) -> str:
     return INLINE.sub(lambda m: mathml(html.unescape(m[1]).strip(), "inline"), content)
 
 
+# --- notebook pages -------------------------------------------------------------------------------------------
+
+MARKDOWN_CELL = re.compile(r'(data-mime-type="text/markdown">)(.*?)(</div>)', re.S)
+TEX = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
+
+
+def typeset_notebook(content: str) -> str:
+    """The TeX of a notebook page's Markdown cells (nbconvert leaves ``$...$`` as text) as MathML."""
+
+    def cell(match: re.Match) -> str:
+        def formula(m: re.Match) -> str:
+            tex, display = (m[1], "block") if m[1] is not None else (m[2], "inline")
+            return mathml(html.unescape(tex).strip(), display)
+
+        return match[1] + TEX.sub(formula, match[2]) + match[3]
+
+    return MARKDOWN_CELL.sub(cell, content)
+
+
+# --- plain text -------------------------------------------------------------------------------------------------
+
+NAMES = "cdot times neq ne le leq ge geq approx sum dots ldots cdots to infty pm partial in top theta omega delta"
+SYMBOLS = dict(zip(NAMES.split(), "·×≠≠≤≤≥≥≈Σ……⋯→∞±∂∈ᵀθωδ", strict=True))
+SYMBOLS.update(quad=" ", left="", right="")  # \exp, \sin, \max...: their names
+ARGUMENT = r"\{((?:[^{}]|\{[^{}]*\})*)\}"
+WRAPPERS = re.compile(r"\\(?:operatorname|text|texttt|mathrm|mathit|mathbf)" + ARGUMENT)
+SQRT = re.compile(r"\\sqrt" + ARGUMENT)
+SCRIPT = re.compile(r"([_^])" + ARGUMENT)
+FRAC = re.compile(r"\\frac" + ARGUMENT + ARGUMENT)
+
+
+def plain_tex(tex: str) -> str:
+    """One formula in plain Unicode text, the way the pages wrote it before they had MathML: √d_k, X Xᵀ, W^Q."""
+    text = WRAPPERS.sub(lambda m: m[1], tex)
+    text = re.sub(r"\^\\top(?![A-Za-z])|\^\{\\top\}", "ᵀ", text)
+    text = SCRIPT.sub(lambda m: m[1] + m[2], text)  # d_{model} -> d_model
+    text = FRAC.sub(lambda m: f"{_group(m[1])}/{_group(m[2])}", text)
+    text = SQRT.sub(lambda m: "√" + _group(m[1]), text)
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: SYMBOLS.get(m[1], m[1]), text)
+    text = re.sub(r"\\[,;! ]", " ", text).replace("\\{", "{").replace("\\}", "}")
+    text = text.replace("{", "").replace("}", "").replace("-", "−")
+    return re.sub(r" {2,}", " ", text).strip()
+
+
+def _group(tex: str) -> str:
+    return tex if re.fullmatch(r"\w+(_\w+)?", tex) else f"({tex})"
+
+
+def plain(text: str) -> str:
+    """Text with each ``$...$`` formula in it written as plain Unicode text."""
+    return TEX.sub(lambda m: plain_tex(m[1] if m[1] is not None else m[2]), text)
+
+
+def plain_html(content: str) -> str:
+    """HTML with each formula (MathML) replaced by its plain text: for the search index and link previews."""
+    return ANNOTATED.sub(lambda m: html.escape(plain_tex(html.unescape(m[1])), quote=False), content)
+
+
 def on_page_content(content, page, config, files):
+    if page.file.src_uri.endswith(".ipynb"):
+        for item in _toc_items(page.toc):
+            item.title = plain(item.title)
+        return typeset_notebook(content)
     return typeset(content)
+
+
+def _toc_items(toc):
+    for item in toc:
+        yield item
+        yield from _toc_items(item.children)

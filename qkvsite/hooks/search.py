@@ -13,6 +13,9 @@
    ``en/search/search_index.json`` for English (Material's search on English
    pages looks there: ``qkvsite.hooks.material_fixes``). Notebook pages, which
    repeat their chapter's text, are left out.
+3. Formulas are indexed as text: the same wrapper hands the plugin the page with
+   each formula's MathML written as plain text (``qkvsite.hooks.math.plain_html``),
+   so that a result reads "divide by √d_k", not "divide by dk".
 """
 
 import hashlib
@@ -25,6 +28,7 @@ from mkdocs.plugins import event_priority
 
 from qkvsite import config as site
 from qkvsite.dialect import Page
+from qkvsite.hooks.math import plain, plain_html
 
 CACHE = site.ROOT / ".cache" / "search"
 
@@ -50,6 +54,14 @@ def cached_indexing(index):
         return
 
     def add_entry_from_context(page):
+        content = page.content
+        page.content = plain_html(content)
+        try:
+            add_cached(page)
+        finally:
+            page.content = content
+
+    def add_cached(page):
         path = CACHE / f"{entry_key(page, index.config)}.json"
         try:
             index.entries.extend(json.loads(path.read_text(encoding="utf-8")))
@@ -98,7 +110,7 @@ NOTEBOOK = {"zh": "第 {} 章的笔记本", "en": "Notebook of chapter {}"}
 
 def notebook_entry(chapter: str, lang: str) -> dict:
     page = Page(site.DOCS / f"{chapter}.{lang}.md")
-    description = page.meta.get("description", "").replace("`", "")
+    description = plain(page.meta.get("description", "")).replace("`", "")
     entry = {
         "location": site.url_prefix(lang) + f"notebooks/{chapter}/",
         "title": NOTEBOOK[lang].format(site.chapters().index(chapter) + 1),

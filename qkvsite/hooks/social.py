@@ -22,6 +22,7 @@ from mkdocs.structure.files import File
 
 from qkvsite import config as site
 from qkvsite.hooks import building
+from qkvsite.hooks.math import plain, plain_html
 
 WIDTH, HEIGHT = 1200, 630
 LOCALES = {"zh": "zh_CN", "en": "en_US"}
@@ -92,7 +93,7 @@ def on_files(files, config):
 
 def first_paragraph(content: str, limit: int) -> str:
     match = re.search(r"<p>(.*?)</p>", content, re.S)
-    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", match[1] if match else "")).split())
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", plain_html(match[1]) if match else "")).split())
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -104,7 +105,8 @@ def on_page_content(content, page, config, files):
     lang = building(config)
     # a chapter's front matter describes it; other pages are described by their first paragraph.
     # Material writes page.meta.description into <meta name="description"> as it is: escape it here
-    described = page.meta.get("description") or first_paragraph(content, 120 if lang == "zh" else 200)
+    # formulas ($...$) and code spans of a description become plain text
+    described = plain(page.meta.get("description", "")) or first_paragraph(content, 120 if lang == "zh" else 200)
     described = described.replace("`", "")
     page.meta["description"] = html.escape(described[:1].upper() + described[1:])
     url = page.url.removeprefix(site.url_prefix(lang))
