@@ -107,16 +107,16 @@ def emergence(ns, lang):
     log, length = ns["log"], ns["L"]
     by_step = {step: (accuracy, weights) for step, accuracy, weights in log}
     steps = [*SNAPSHOTS, log[-1][0]]
-    fig, axes = plt.subplots(1, len(steps), figsize=(10.0, 2.9), layout="constrained")
-    for ax, step in zip(axes, steps, strict=True):
+    fig, axes = plt.subplots(2, 3, figsize=(7.6, 5.6), layout="constrained")
+    for ax, step in zip(axes.flat, steps, strict=True):
         accuracy, weights = by_step[step]
         image = ax.imshow(weights.numpy(), cmap="Blues", vmin=0, vmax=1, interpolation="nearest")
         _mark_right_keys(ax, length)
-        ax.set_title(t["snapshot"].format(step, accuracy), fontsize=10)
+        ax.set_title(t["snapshot"].format(step, accuracy), fontsize=11)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(image, ax=axes, fraction=0.015, pad=0.01)
-    fig.suptitle(t["emergence_title"], fontsize=11)
+    fig.colorbar(image, ax=axes, fraction=0.03, pad=0.02)
+    fig.suptitle(t["emergence_title"], fontsize=12)
     return fig
 
 
@@ -136,7 +136,7 @@ def training_curves(ns, lang):
     ax_l.set_xlabel(t["step"])
     ax_l.set_ylabel(t["loss"])
     ax_l.set_title(t["loss_title"], fontsize=10)
-    ax_l.legend(fontsize=9, loc="upper right")
+    ax_l.legend(fontsize=9, loc="center right")
     ax_a.axhline(1 / 7, color=palette()["ink"], ls="--", lw=1, label=t["one_in_seven"])
     ax_a.axhline(1 / 16, color=palette()["muted"], ls=":", lw=1, label=t["one_in_sixteen"])
     ax_a.set_ylim(0, 1.05)
