@@ -1,4 +1,7 @@
-"""Every chapter ends with exercises (solutions collapsed, coded ones from snippets) and references; the FAQ with references."""
+"""Every chapter ends with exercises (answers collapsed, coded ones from snippets), then references.
+
+The FAQ ends with references too.
+"""
 
 import re
 
@@ -9,7 +12,11 @@ from qkvsite.config import DOCS
 
 HEADINGS = {
     "zh": {"exercises": "## 练习", "references": "## 参考资料与延伸阅读", "answer": '??? success "答案"'},
-    "en": {"exercises": "## Exercises", "references": "## References and further reading", "answer": '??? success "Answer"'},
+    "en": {
+        "exercises": "## Exercises",
+        "references": "## References and further reading",
+        "answer": '??? success "Answer"',
+    },
 }
 D2L = {"zh": "https://zh.d2l.ai/", "en": "https://d2l.ai/"}
 EVERY_REFERENCE_LIST = [
@@ -26,7 +33,7 @@ def sections(name, lang):
     """The page's level-2 sections, in order: {heading: body}."""
     md = (DOCS / f"{name}.{lang}.md").read_text(encoding="utf-8")
     parts = re.split(r"^(## .*)$", md, flags=re.M)
-    return dict(zip(parts[1::2], parts[2::2]))
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
 @pytest.mark.parametrize("lang", LANGS)
