@@ -4,10 +4,16 @@ Every test run that executes page blocks writes one small JSON record
 (``write``). Committed records live in ``verification/records/``; the
 Verification page and the footer are generated from them (``load_all``,
 ``summary``), so the site claims only what a record shows.
+
+A record proves the pages it ran, not whatever the pages say later: it carries
+the fingerprint of every page block (code, shown output, torch requirement)
+and how many there were, and the site claims only records whose run covered
+every block of the pages as they are now (``proves``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -62,6 +68,20 @@ def environment() -> dict:
     }
 
 
+def fingerprint(pages: list[Path] | None = None) -> dict:
+    """Every page block as readers see it: a digest of code, shown output and torch requirement, and the count."""
+    from qkvsite import config
+    from qkvsite.dialect import Page
+
+    digest, count = hashlib.sha256(), 0
+    for path in sorted(config.source_pages() if pages is None else pages):
+        for block in Page(path).blocks:
+            count += 1
+            for part in (path.name, block.code, block.expected_output or "", block.requires or ""):
+                digest.update(part.encode("utf-8") + b"\0")
+    return {"digest": digest.hexdigest()[:16], "blocks": count}
+
+
 def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) -> dict:
     env = environment()
     return {
@@ -71,6 +91,7 @@ def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) 
         "device": "cuda" if require_cuda else "cpu",
         "require_cuda": require_cuda,
         **env,
+        "pages": fingerprint(),
         "page_blocks": page_blocks,
         "tests": tests,
         "command": command,
@@ -104,12 +125,23 @@ def passed(rec: dict) -> bool:
     return blocks["failed"] == 0 and blocks["passed"] > 0
 
 
-def summary(records: list[dict]) -> dict[str, dict[str, list[str]]]:
-    """What the records prove, per device: the torch versions that ran every page block ("all"), and those
-    that ran every block except the ones declaring a newer torch ("all_but_newer")."""
+def complete(rec: dict) -> bool:
+    """The run reached every block of the pages it fingerprinted (not one page, not a selection)."""
+    pages = rec.get("pages")
+    return pages is not None and sum(rec["page_blocks"].values()) == pages["blocks"]
+
+
+def proves(rec: dict, current: dict) -> bool:
+    """Passed, complete, and run on the page blocks as they are now (``current``: ``fingerprint()``)."""
+    return passed(rec) and complete(rec) and rec["pages"]["digest"] == current["digest"]
+
+
+def summary(records: list[dict], current: dict) -> dict[str, dict[str, list[str]]]:
+    """What the records prove about the current pages, per device: the torch versions that ran every page
+    block ("all"), and those that ran every block except the ones declaring a newer torch ("all_but_newer")."""
     proven = {device: {"all": set(), "all_but_newer": set()} for device in ("cpu", "cuda")}
     for rec in records:
-        if passed(rec):
+        if proves(rec, current):
             kind = "all" if rec["page_blocks"]["skipped"] == 0 else "all_but_newer"
             proven[rec["device"]][kind].add(rec["torch"].split("+")[0])
     key = lambda v: tuple(int(x) for x in re.findall(r"\d+", v))  # noqa: E731

@@ -6,6 +6,7 @@ import pytest
 import torch
 from pymdownx.snippets import SnippetMissingError
 
+from qkvsite import records
 from qkvsite.dialect import Page
 from qkvsite.pytest_plugin import BlockFailed, check_output, reworded, run_block
 
@@ -222,6 +223,8 @@ def test_a_run_writes_its_verification_record(project, tmp_path):
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record["page_blocks"] == {"passed": 2, "failed": 1, "skipped": 0}
     assert record["device"] == "cpu" and record["torch"] == torch.__version__
+    assert record["pages"] == records.fingerprint()  # the site's pages, which a run of one page does not complete
+    assert not records.complete(record)
 
 
 def test_an_output_in_another_torch_versions_wording_still_matches():

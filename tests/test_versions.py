@@ -55,6 +55,7 @@ def passing(torch_version: str, python: str | None = None) -> list[dict]:
         r
         for r in records.load_all()
         if records.passed(r)
+        and records.complete(r)
         and r["torch"].split("+")[0] == torch_version
         and (python is None or r["python"].startswith(python + "."))
     ]

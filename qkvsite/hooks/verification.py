@@ -1,9 +1,10 @@
 """The Verification page and the footer's claim, both generated from the committed records.
 
 ``verification/records/*.json`` are written by test runs (``qkvsite.records``).
-The footer says which devices and torch versions ran every page block, and
-"GPU: not yet run" until a CUDA record exists; the Verification page lists the
-records themselves in place of the line ``<!-- verification-records -->``.
+The footer says which devices and torch versions ran every page block as the
+pages are now (``records.proves``), and "GPU: not yet run" until a CUDA record
+does; the Verification page lists the records themselves in place of the line
+``<!-- verification-records -->``, each marked with whether it ran these pages.
 """
 
 from mkdocs.plugins import event_priority
@@ -20,12 +21,14 @@ TEXT = {
         "all": "{device} 上每段代码都已运行并核对输出：torch {versions}",
         "all_but_newer": "torch {versions} 上也是，标明需要更新 torch 的代码块除外",
         "none": "{device}：尚未运行",
+        "none_current": "{device}：尚未在当前版本的代码上运行",
         "and": "、",
         "aside": "（{}）",
         "separator": "；",
         "end": "。",
         "more": "验证记录",
-        "header": "| 日期 | 设备 | torch | Python | 代码块 | 提交 | 运行于 |",
+        "header": "| 日期 | 设备 | torch | Python | 代码块 | 当前代码 | 提交 | 运行于 |",
+        "current": {True: "是", False: "否（较早的版本）"},
         "blocks": "{passed} 通过",
         "failed": "，{failed} 失败",
         "skipped": "，{skipped} 跳过（需要更新的 torch）",
@@ -38,12 +41,14 @@ TEXT = {
         "all": "Every code block has run on {device} with its output checked: torch {versions}",
         "all_but_newer": "on torch {versions} too, except the blocks labelled with a newer torch",
         "none": "{device}: not yet run",
+        "none_current": "{device}: not yet run on the current version of the code",
         "and": ", ",
         "aside": " ({})",
         "separator": "; ",
         "end": ".",
         "more": "Verification records",
-        "header": "| Date | Device | torch | Python | Blocks | Commit | Run on |",
+        "header": "| Date | Device | torch | Python | Blocks | Current code | Commit | Run on |",
+        "current": {True: "yes", False: "no (an earlier version)"},
         "blocks": "{passed} passed",
         "failed": ", {failed} failed",
         "skipped": ", {skipped} skipped (need a newer torch)",
@@ -54,13 +59,14 @@ TEXT = {
 }
 
 
-def claim(lang: str, recs: list[dict]) -> dict:
-    """The footer: what the records prove, per device."""
+def claim(lang: str, recs: list[dict], current: dict) -> dict:
+    """The footer: what the records prove about the current pages, per device."""
     text, parts = TEXT[lang], []
-    for device, proven in records.summary(recs).items():
+    for device, proven in records.summary(recs, current).items():
         name = text["device"][device]
         if not proven["all"] and not proven["all_but_newer"]:
-            parts.append(text["none"].format(device=name))
+            ran = any(r["device"] == device and records.passed(r) for r in recs)
+            parts.append(text["none_current" if ran else "none"].format(device=name))
             continue
         part = text["all"].format(device=name, versions=text["and"].join(proven["all"])) if proven["all"] else ""
         if proven["all_but_newer"]:
@@ -91,11 +97,11 @@ def blocks(rec: dict, lang: str) -> str:
     return out
 
 
-def table(lang: str, recs: list[dict], repo_url: str) -> str:
+def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
     text = TEXT[lang]
     if not recs:
         return text["no_records"]
-    rows = [text["header"], "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [text["header"], "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rec in recs:
         commit = rec.get("commit") or ""
         link = f"[`{commit[:7]}`]({repo_url.rstrip('/')}/commit/{commit})" if commit else "—"
@@ -104,14 +110,15 @@ def table(lang: str, recs: list[dict], repo_url: str) -> str:
         torch_version = rec["torch"].split("+")[0]
         rows.append(
             f"| {rec['date'][:10]} | {device(rec, lang)} | {torch_version} | {rec['python']} | {blocks(rec, lang)} "
-            f"| {link} | {text['runner'].get(rec['runner'], rec['runner'])} |"
+            f"| {text['current'][records.proves(rec, current)]} | {link} "
+            f"| {text['runner'].get(rec['runner'], rec['runner'])} |"
         )
     return "\n".join(rows)
 
 
 @event_priority(-50)  # after mkdocs-static-i18n has switched the language
 def on_config(config):
-    config.extra["qkv_verified"] = claim(building(config), records.load_all())
+    config.extra["qkv_verified"] = claim(building(config), records.load_all(), records.fingerprint())
     return config
 
 
@@ -120,4 +127,5 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     if PLACEHOLDER not in markdown:
         raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the records go")
-    return markdown.replace(PLACEHOLDER, table(building(config), records.load_all(), config.repo_url))
+    current = records.fingerprint()
+    return markdown.replace(PLACEHOLDER, table(building(config), records.load_all(), current, config.repo_url))
