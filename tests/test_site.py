@@ -163,7 +163,7 @@ def test_gpu_workflow_runs_only_trusted_events_and_is_never_cancelled():
 def test_pages_deploys_only_a_push_to_main_whose_cpu_tests_passed():
     ci = workflow("ci.yml")
     pages, deploy = ci["jobs"]["pages"], ci["jobs"]["deploy"]
-    assert pages["needs"] == "cpu" and deploy["needs"] == "pages"
+    assert pages["needs"] == ["cpu", "torch-versions"] and deploy["needs"] == "pages"
     for job in (pages, deploy):
         assert job["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
     build = next(step for step in pages["steps"] if step.get("run") == "make build")
@@ -171,6 +171,24 @@ def test_pages_deploys_only_a_push_to_main_whose_cpu_tests_passed():
     assert "github.repository" in build["env"]["REPO_URL"]
     assert deploy["concurrency"]["cancel-in-progress"] is False
     assert "pull_request" in triggers(ci)  # the tests themselves run on pull requests
+
+
+def test_the_published_site_cites_the_records_of_the_commit_it_was_built_from():
+    ci = workflow("ci.yml")
+    uploads = {
+        name: step["with"]["name"]
+        for name, job in ci["jobs"].items()
+        for step in job["steps"]
+        if "upload-artifact" in step.get("uses", "") and "verification" in step["with"]["path"]
+    }
+    assert set(uploads) == {"cpu", "torch-versions"}
+    steps = ci["jobs"]["pages"]["steps"]
+    download = next(i for i, step in enumerate(steps) if "download-artifact" in step.get("uses", ""))
+    build = next(i for i, step in enumerate(steps) if step.get("run") == "make build")
+    assert download < build
+    wanted = {"pattern": "verification-*", "path": "verification/records", "merge-multiple": True}
+    assert steps[download]["with"] == wanted
+    assert all(name.startswith("verification-") for name in uploads.values())
 
 
 def test_every_job_has_a_timeout_and_minimal_permissions():
