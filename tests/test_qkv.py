@@ -128,6 +128,97 @@ def test_self_attention_variant_takes_keys_and_values_from_the_decoder(cross):
     assert_close(cross["out_self"], by_hand_attention(Q, cross["K_self"], cross["V_self"]))
 
 
+# --- K and V: aligned, not necessarily from the same sequence (2.5, exercises 4 and 5) --------------------
+
+
+def test_keys_and_values_from_two_different_tensors_of_equal_length_match_sdpa(device, dtype):
+    # section 2.5: the formula needs K and V aligned row by row, not projected from one sequence
+    g = torch.Generator().manual_seed(0)
+    n_q, n_kv, d_model, d_k, d_v = 3, 7, 8, 6, 5
+    x, a, b = (torch.randn(n, d_model, generator=g, dtype=dtype).to(device) for n in (n_q, n_kv, n_kv))
+    w_q, w_k, w_v = (torch.randn(d, d_model, generator=g, dtype=dtype).to(device) for d in (d_k, d_k, d_v))
+    Q, K, V = x @ w_q.T, a @ w_k.T, b @ w_v.T
+    assert not torch.allclose(a, b)
+    out = F.scaled_dot_product_attention(Q, K, V)
+    assert out.shape == (n_q, d_v)
+    assert_close(out, by_hand_attention(Q, K, V))
+
+
+def test_keys_and_values_of_different_lengths_cannot_be_combined(device):
+    g = torch.Generator().manual_seed(0)
+    Q, K, V_short = (torch.randn(n, d, generator=g).to(device) for n, d in [(3, 6), (7, 6), (5, 5)])
+    with pytest.raises(RuntimeError, match=r"cannot be multiplied \(3x7 and 5x5\)"):
+        by_hand_attention(Q, K, V_short)
+    with pytest.raises(RuntimeError):
+        F.scaled_dot_product_attention(Q, K, V_short)
+
+
+def test_multihead_attention_takes_key_and_value_as_separate_tensors(device, dtype):
+    # the page's aside: nn.MultiheadAttention(query, key, value) accepts two different tensors of equal length
+    torch.manual_seed(0)
+    d, n_q, n_kv = 6, 3, 7
+    mha = nn.MultiheadAttention(d, 1, bias=False, batch_first=True).to(device, dtype)
+    with torch.no_grad():
+        mha.out_proj.weight.copy_(torch.eye(d, dtype=dtype, device=device))
+        x, a, b = (torch.randn(2, n, d, dtype=dtype).to(device) for n in (n_q, n_kv, n_kv))
+        expected, _ = mha(x, a, b)
+        w_q, w_k, w_v = mha.in_proj_weight.chunk(3)
+        ours = by_hand_attention(x @ w_q.T, a @ w_k.T, b @ w_v.T)
+        assert_close(ours, expected)
+        with pytest.raises(AssertionError, match="does not match value shape"):
+            mha(x, a, b[:, :5])
+
+
+def test_reordering_keys_and_values_together_leaves_the_output_unchanged(device, dtype):
+    # exercise 4: only the pairing of row j of K with row j of V matters
+    g = torch.Generator().manual_seed(0)
+    Q, K, V = (torch.randn(n, d, generator=g, dtype=dtype).to(device) for n, d in [(3, 6), (7, 6), (7, 5)])
+    out = F.scaled_dot_product_attention(Q, K, V)
+    for perm in [torch.arange(6, -1, -1), torch.randperm(7, generator=g)]:
+        perm = perm.to(device)
+        assert_close(F.scaled_dot_product_attention(Q, K[perm], V[perm]), out)
+        assert not torch.allclose(F.scaled_dot_product_attention(Q, K, V[perm]), out, atol=1e-3)
+
+
+def test_shared_query_and_key_matrix_gives_symmetric_scores_but_not_symmetric_weights(device, dtype):
+    # exercise 3: W^Q = W^K makes S = X W (X W)ᵀ / √d_k symmetric; the row-wise softmax is not
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(4, 8, generator=g, dtype=dtype).to(device)
+    W = torch.randn(8, 6, generator=g, dtype=dtype).to(device)
+    Q = K = X @ W
+    S = Q @ K.T / math.sqrt(6)
+    A = torch.softmax(S, dim=-1)
+    assert_close(S, S.T)
+    assert_close(A.sum(dim=-1), torch.ones(4, dtype=dtype, device=device))
+    assert not torch.allclose(A, A.T, atol=1e-3)
+    assert not torch.allclose(A.sum(dim=0), torch.ones(4, dtype=dtype, device=device), atol=1e-3)
+
+
+def test_changing_one_token_changes_one_row_of_q_and_every_row_of_the_output(device, dtype):
+    # exercise 2: the projection is per token; attention mixes every query with the new key and value
+    torch.manual_seed(0)
+    proj = QKVProjection(8, 6, 5).to(device, dtype)
+    X = torch.randn(4, 8, dtype=dtype).to(device)
+    X2 = X.clone()
+    X2[3] = torch.randn(8, dtype=dtype).to(device)
+    with torch.no_grad():
+        (Q, K, V), (Q2, K2, V2) = proj(X), proj(X2)
+    assert_close(Q2[:3], Q[:3])
+    assert not torch.allclose(Q2[3], Q[3])
+    Z, Z2 = F.scaled_dot_product_attention(Q, K, V), F.scaled_dot_product_attention(Q2, K2, V2)
+    assert not torch.isclose(Z, Z2, rtol=0, atol=1e-3).all(dim=-1).any()
+
+
+def test_exercise_snippet_keys_from_one_tensor_values_from_another():
+    ns = run_snippet("qkv/exercises.py")  # the variables of its last section, exercise 5
+    Q, K, V, a, b = (ns[k] for k in ["Q", "K", "V", "a", "b"])
+    assert not torch.allclose(a, b)
+    assert_close(K, a @ ns["w_k"].weight.T)
+    assert_close(V, b @ ns["w_v"].weight.T)
+    assert_close(ns["out"], by_hand_attention(Q, K, V))
+    assert ns["V_short"].shape[0] != K.shape[0]
+
+
 # --- QKVProjection ------------------------------------------------------------
 
 

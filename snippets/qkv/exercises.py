@@ -1,0 +1,110 @@
+"""Chapter 2's exercises: what mixes tokens, symmetry, alignment of K and V."""
+
+# ruff: noqa: E402
+
+# --8<-- [start:one_token]
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+n, d_model, d_k, d_v = 4, 8, 6, 5
+X = torch.randn(n, d_model).to(device)
+w_q = nn.Linear(d_model, d_k, bias=False).to(device)
+w_k = nn.Linear(d_model, d_k, bias=False).to(device)
+w_v = nn.Linear(d_model, d_v, bias=False).to(device)
+
+X2 = X.clone()
+X2[3] = torch.randn(d_model).to(device)  # a different token at position 3
+
+
+def rows_changed(a, b):
+    """Indices of the rows where a and b differ by more than 1e-5."""
+    same = torch.isclose(a, b, rtol=0, atol=1e-5).all(dim=-1)
+    return torch.nonzero(~same).flatten().tolist()
+
+
+with torch.no_grad():
+    Q, K, V = w_q(X), w_k(X), w_v(X)
+    Q2, K2, V2 = w_q(X2), w_k(X2), w_v(X2)
+    Z = F.scaled_dot_product_attention(Q, K, V)
+    Z2 = F.scaled_dot_product_attention(Q2, K2, V2)
+print("rows of Q that changed:", rows_changed(Q, Q2))
+print("rows of Z that changed:", rows_changed(Z, Z2))
+# --8<-- [end:one_token]
+
+# --8<-- [start:shared]
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+n, d_model, d_k = 4, 8, 6
+X = torch.randn(n, d_model).to(device)
+w_q = nn.Linear(d_model, d_k, bias=False).to(device)
+
+with torch.no_grad():
+    Q = K = w_q(X)  # one matrix for queries and keys: W^Q = W^K
+    S = Q @ K.T / d_k**0.5
+    A = torch.softmax(S, dim=-1)
+print("S symmetric:", torch.allclose(S, S.T, atol=1e-6))
+print("A symmetric:", torch.allclose(A, A.T, atol=1e-6))
+ones = torch.ones(n, device=device)
+print("rows of A sum to 1:", torch.allclose(A.sum(dim=-1), ones))
+print("columns of A sum to 1:", torch.allclose(A.sum(dim=0), ones))
+# --8<-- [end:shared]
+
+# --8<-- [start:reorder]
+import torch
+import torch.nn.functional as F
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+g = torch.Generator().manual_seed(0)
+Q = torch.randn(3, 6, generator=g).to(device)  # 3 queries
+K = torch.randn(7, 6, generator=g).to(device)  # 7 keys ...
+V = torch.randn(7, 5, generator=g).to(device)  # ... and their 7 values
+
+out = F.scaled_dot_product_attention(Q, K, V)
+both = F.scaled_dot_product_attention(Q, K.flip(0), V.flip(0))  # same order
+only_v = F.scaled_dot_product_attention(Q, K, V.flip(0))  # V out of step
+print("K and V reversed together:", torch.allclose(both, out, atol=1e-6))
+print("only V reversed:", torch.allclose(only_v, out, atol=1e-6))
+# --8<-- [end:reorder]
+
+# --8<-- [start:separate]
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+n_q, n_kv, d_model, d_k, d_v = 3, 7, 8, 6, 5
+x = torch.randn(n_q, d_model).to(device)  # the queries' sequence
+a = torch.randn(n_kv, d_model).to(device)  # the keys come from a ...
+b = torch.randn(n_kv, d_model).to(device)  # ... the values from b
+w_q = nn.Linear(d_model, d_k, bias=False).to(device)
+w_k = nn.Linear(d_model, d_k, bias=False).to(device)
+w_v = nn.Linear(d_model, d_v, bias=False).to(device)
+
+with torch.no_grad():
+    Q, K, V = w_q(x), w_k(a), w_v(b)  # K and V: two tensors, same length
+    A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (n_q, n_kv)
+    out = F.scaled_dot_product_attention(Q, K, V)
+    print("output", tuple(out.shape))
+    print(torch.allclose(out, A @ V, atol=1e-6))
+
+    V_short = w_v(b[:5])  # 5 values for 7 keys
+    try:
+        A @ V_short
+    except RuntimeError as error:
+        print("RuntimeError:", error)
+    try:
+        F.scaled_dot_product_attention(Q, K, V_short)
+    except RuntimeError as error:
+        print("scaled_dot_product_attention:", type(error).__name__)
+# --8<-- [end:separate]
