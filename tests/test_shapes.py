@@ -1,5 +1,7 @@
 """Chapter 5 (docs/shapes.{zh,en}.md): the shape table and the common shape bugs, checked with PyTorch."""
 
+import itertools
+
 import pytest
 import torch
 import torch.nn as nn
@@ -117,6 +119,110 @@ def test_view_after_transpose_fails_and_reshape_equals_contiguous_view(device, d
     with pytest.raises(RuntimeError, match=r"Use \.reshape\(\.\.\.\) instead"):
         t.view(2, 5, 12)
     assert torch.equal(t.reshape(2, 5, 12), t.contiguous().view(2, 5, 12))
+
+
+def mergeable(t, i):
+    """view's condition for merging dimensions i and i + 1: the outer stride is the inner stride times its size."""
+    return t.stride(i) == t.stride(i + 1) * t.size(i + 1)
+
+
+def test_view_after_transpose_fails_only_where_the_merged_strides_do_not_line_up(device):
+    heads = torch.randn(2, 3, 5, 4).to(device)
+    t = heads.transpose(1, 2)  # the page's failing case: (B, L, H, d_k), strides (60, 4, 20, 1)
+    assert t.stride() == (60, 4, 20, 1) and not t.is_contiguous()
+    assert not mergeable(t, 2)  # H and d_k: 20 != 1 * 4
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        t.view(2, 5, 12)
+    # every permutation, every pair of neighbours: view merges exactly when the strides line up
+    for p in itertools.permutations(range(4)):
+        x = heads.permute(p)
+        for i in range(3):
+            shape = (*x.shape[:i], x.shape[i] * x.shape[i + 1], *x.shape[i + 2 :])
+            if mergeable(x, i):
+                merged = x.view(shape)
+                assert merged.data_ptr() == x.data_ptr() and torch.equal(merged, x.reshape(shape))
+            else:
+                with pytest.raises(RuntimeError, match="view size is not compatible"):
+                    x.view(shape)
+
+
+def test_view_after_transpose_splits_and_merges_the_dimensions_the_transpose_left_alone(device, dtype):
+    heads = torch.randn(2, 3, 5, 4, dtype=dtype).to(device)
+    B, H, L, d_k = heads.shape
+    t = heads.transpose(1, 2)
+    split = t.view(B, L, H, 2, d_k // 2)  # splitting a dimension always works
+    assert split.data_ptr() == t.data_ptr() and torch.equal(split, t.reshape(B, L, H, 2, d_k // 2))
+    ht = heads.transpose(-2, -1)  # (B, H, d_k, L): B and H untouched
+    assert not ht.is_contiguous() and ht.stride() == (60, 20, 1, 4) and mergeable(ht, 0)
+    folded = ht.view(B * H, d_k, L)
+    assert folded.data_ptr() == ht.data_ptr()  # no copy
+    for b in range(B):
+        for h in range(H):
+            assert torch.equal(folded[b * H + h], heads[b, h].T)
+    # the folded matrices are the ones the batched product uses: the scores come out the same
+    q = torch.randn(B, H, L, d_k, dtype=dtype).to(device)
+    assert_close((q.reshape(B * H, L, d_k) @ folded).view(B, H, L, L), q @ heads.mT)
+
+
+def test_page_view_ok_section_views_without_copying():
+    ns = run_script("view_and_reshape.py")
+    assert ns["ht"].stride() == (60, 20, 1, 4) and not ns["ht"].is_contiguous()
+    assert ns["same_memory"] and tuple(ns["folded"].shape) == (6, 4, 5)
+
+
+def test_view_merges_a_dimension_of_size_one_whatever_its_stride():
+    x = torch.arange(12).as_strided((3, 1, 4), (4, 100, 1))  # the size-1 dimension has a stride that fits nothing
+    assert not mergeable(x, 0) and not mergeable(x, 1)
+    assert torch.equal(x.view(3, 4), torch.arange(12).view(3, 4))
+    assert torch.equal(x.view(12), torch.arange(12))
+
+
+def test_exercise_rule_agrees_with_view_and_split_heads_cannot_be_folded_by_view(device):
+    ns = run_script("exercises.py")
+    assert all(ns["agree"]) and len(ns["agree"]) == 72 and len(ns["works"]) == 18
+    assert all(p[i + 1] == p[i] + 1 for p, i in ns["works"])
+    # chapter 4's split: B and H of Q_h do not line up, so view fails and reshape copies
+    B, L, H, d_k = 2, 5, 3, 4
+    Q = torch.randn(B, L, H * d_k).to(device)
+    Q_h = MultiHeadAttention(H * d_k, H).split_heads(Q)
+    assert Q_h.stride() == ns["Q_h"].stride() == (60, 4, 12, 1)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        Q_h.view(B * H, L, d_k)
+    folded = Q_h.reshape(B * H, L, d_k)
+    assert folded.data_ptr() != Q_h.data_ptr() and torch.equal(folded.view(B, H, L, d_k), Q_h)
+
+
+def test_exercise_error_message_reads_as_b_times_h_then_d_k_then_l(device):
+    B, H, L, d_k = 2, 8, 128, 64
+    Q, K = torch.randn(B, H, L, d_k).to(device), torch.randn(B, H, L, d_k).to(device)
+    message = r"Expected size for first two dimensions of batch2 tensor to be: \[16, 64\] but got: \[16, 128\]\."
+    with pytest.raises(RuntimeError, match=message):
+        Q @ K
+    assert (Q @ K.mT).shape == (B, H, L, L) and H * d_k == 512
+
+
+def test_exercise_total_of_the_weights_does_not_catch_the_wrong_softmax_dim(device, dtype):
+    ns = run_script("exercises.py")
+    scores = ns["scores"].to(device, dtype)
+    B, H, L, _ = scores.shape
+    total = torch.tensor(float(B * H * L), dtype=dtype, device=scores.device)
+    ones = torch.ones(B, H, L, dtype=dtype, device=scores.device)
+    for dim in (-1, -2):
+        assert_close(torch.softmax(scores, dim=dim).sum(), total)
+    assert_close(torch.softmax(scores, dim=-1).sum(dim=-1), ones)
+    assert not torch.allclose(torch.softmax(scores, dim=-2).sum(dim=-1), ones)
+
+
+def test_exercise_batch_check_flags_the_default_layout_only():
+    ns = run_script("exercises.py")
+    x, y = ns["x"], ns["y"]
+    assert torch.equal(x[0], y[0]) and not torch.equal(x[1], y[1])
+    E, H = ns["E"], ns["H"]
+    default = nn.MultiheadAttention(E, H).to(x.device)
+    fixed = nn.MultiheadAttention(E, H, batch_first=True).to(x.device)
+    fixed.load_state_dict(default.state_dict())
+    assert not ns["sample_0_is_independent"](default)
+    assert ns["sample_0_is_independent"](fixed)
 
 
 def test_page_split_example_mixes_tokens_only_when_viewed_directly():

@@ -1,4 +1,4 @@
-"""view after transpose fails; a wrong split or merge of heads is silent."""
+"""view after transpose: which merges fail; a wrong split or merge is silent."""
 
 # --8<-- [start:view]
 import torch
@@ -20,6 +20,19 @@ merged = t.reshape(B, L, H * d_k)  # copies when it has to
 also_merged = t.contiguous().view(B, L, H * d_k)  # copy first, then view
 print(tuple(merged.shape), torch.equal(merged, also_merged))
 # --8<-- [end:view]
+
+# --8<-- [start:view_ok]
+# splitting a dimension always works, even on the transposed t
+print("t split", tuple(t.view(B, L, H, 2, d_k // 2).shape))
+
+# merging works where two neighbours still follow each other in memory:
+# stride of the outer == stride of the inner * size of the inner
+ht = heads.transpose(-2, -1)  # (B, H, d_k, L): only the last two swapped
+print("ht     ", tuple(ht.shape), ht.stride(), ht.is_contiguous())
+folded = ht.view(B * H, d_k, L)  # B and H: 60 == 20 * 3
+same_memory = folded.data_ptr() == ht.data_ptr()
+print("folded ", tuple(folded.shape), "no copy:", same_memory)
+# --8<-- [end:view_ok]
 
 # --8<-- [start:split]
 L, E, H = 3, 4, 2
