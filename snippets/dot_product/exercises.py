@@ -1,0 +1,56 @@
+"""Chapter 1's exercises: shifting and scaling scores; cosine; word order."""
+
+# --8<-- [start:shift_and_scale]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+# the chapter's X: one row per word, as in section 1.2
+tokens = ["cat", "dog", "car"]
+X = torch.tensor(
+    [[1.0, 0.8, 0.1, 0.0], [0.9, 1.0, 0.0, 0.2], [0.0, 0.1, 1.0, 0.9]],
+    device=device,
+)
+S = X @ X.T
+A = torch.softmax(S, dim=-1)
+
+
+def row(W, i=0):
+    """Row i of a weight matrix, two decimals each."""
+    return " ".join(f"{w:.2f}" for w in W[i].tolist())
+
+
+# subtract one number from each whole row: that row's largest score
+shifted = torch.softmax(S - S.amax(dim=-1, keepdim=True), dim=-1)
+print("same weights after the shift:", torch.allclose(shifted, A, atol=1e-6))
+
+# every score halved or doubled: the cat row
+print("S / 2:", row(torch.softmax(S / 2, dim=-1)))
+print("S    :", row(A))
+print("2 * S:", row(torch.softmax(2 * S, dim=-1)))
+# --8<-- [end:shift_and_scale]
+
+# --8<-- [start:cosine_weights]
+# cosine similarity: divide every row of X by its length first
+X_unit = X / X.norm(dim=-1, keepdim=True)
+A_cos = torch.softmax(X_unit @ X_unit.T, dim=-1)
+print("dot product, cat row:", row(A))
+print("cosine,      cat row:", row(A_cos))
+most = A_cos.argmax(dim=-1)  # the word each word weights most
+itself = torch.arange(len(tokens), device=device)
+print("cosine: every word weights itself most:", torch.equal(most, itself))
+# --8<-- [end:cosine_weights]
+
+
+# --8<-- [start:word_order]
+def attend(x):
+    """Softmax(X Xᵀ) X for one sequence of shape (n, d)."""
+    return torch.softmax(x @ x.T, dim=-1) @ x
+
+
+Z = attend(X)
+order = torch.tensor([2, 0, 1], device=device)  # car, cat, dog
+print("new order:", [tokens[i] for i in order.tolist()])
+same = torch.allclose(attend(X[order]), Z[order], atol=1e-6)
+print("rows of Z reordered the same way:", same)
+# --8<-- [end:word_order]
