@@ -1,5 +1,6 @@
 """Chapter 4 (docs/multi-head.{zh,en}.md): snippets/multi_head/*, checked against PyTorch."""
 
+import copy
 import io
 
 import pytest
@@ -337,3 +338,116 @@ def test_head_weights_figure_shows_the_computed_weights(head_by_head):
     for weights in head_by_head["weights"]:
         for v in weights.flatten().tolist():
             assert f">{v:.2f}<" in drawn
+
+
+# --- exercises -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exercises():
+    """Variables of exercises.py after it ran (its preamble rebuilds the page's mha and x)."""
+    return run_script("exercises.py")
+
+
+def test_head_2_of_512_8_uses_rows_640_to_703_for_w_k_and_columns_128_to_191_of_out_proj():
+    # exercise 1: d_k = 64; in_proj_weight (1536, 512); W_2^K = rows 640..703; W^O's rows = out_proj.weight columns
+    torch.manual_seed(0)
+    E, H = 512, 8
+    assert tuple(nn.MultiheadAttention(E, H).in_proj_weight.shape) == (1536, 512)
+    mha = MultiHeadAttention(E, H)
+    assert mha.head_dim == 64
+    x = torch.randn(1, 3, E)
+    trace = {}
+    out, _ = mha(x, trace=trace)
+    W, b = mha.in_proj.weight, mha.in_proj.bias
+    assert_close(trace["K_h"][:, 2], x @ W[640:704].T + b[640:704])
+    W_O = mha.out_proj.weight
+    per_head = sum(trace["heads"][:, h] @ W_O[:, h * 64 : (h + 1) * 64].T for h in range(H))
+    assert_close(out, per_head + mha.out_proj.bias)
+    assert_close(trace["merged"][..., 128:192], trace["heads"][:, 2])
+
+
+def test_exercise_script_one_head_with_the_same_parameters_keeps_q_k_v_not_the_output(exercises):
+    three, one = exercises["three_heads"], exercises["one_head"]
+    for name in "QKV":
+        assert torch.equal(three[name], one[name])
+    assert not torch.allclose(three["output"], one["output"], atol=1e-2)
+    assert_close(one["scores"][:, 0], three["scores"].sum(dim=1) / 3**0.5)
+
+
+@pytest.mark.parametrize("E, H", [(12, 3), (16, 4), (8, 8)])
+def test_one_head_scores_are_the_sum_of_the_h_heads_scores_over_sqrt_h(E, H, device, dtype):
+    torch.manual_seed(0)
+    many = MultiHeadAttention(E, H).to(device, dtype)
+    one = MultiHeadAttention(E, 1).to(device, dtype)
+    one.load_state_dict(many.state_dict())  # H is in no parameter shape
+    x = torch.randn(2, 5, E, dtype=dtype).to(device)
+    t_many, t_one = {}, {}
+    many(x, trace=t_many)
+    one(x, trace=t_one)
+    assert_close(t_one["Q"], t_many["Q"])
+    assert_close(t_one["scores"][:, 0], t_many["scores"].sum(dim=1) / H**0.5)
+    assert not torch.allclose(t_one["output"], t_many["output"], atol=1e-2)
+
+
+def test_nn_multihead_attention_with_one_head_and_the_same_state_dict_computes_another_output(device, dtype):
+    torch.manual_seed(0)
+    three = nn.MultiheadAttention(12, 3, batch_first=True, dtype=dtype).to(device)
+    one = nn.MultiheadAttention(12, 1, batch_first=True, dtype=dtype).to(device)
+    one.load_state_dict(three.state_dict())
+    x = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    assert not torch.allclose(one(x, x, x)[0], three(x, x, x)[0], atol=1e-2)
+
+
+def permuted_heads(ref, order, move_w_o=True):
+    """A copy of nn.MultiheadAttention `ref` whose head h is ref's head order[h]."""
+    E, H = ref.embed_dim, ref.num_heads
+    d = E // H
+    block = torch.cat([torch.arange(h * d, (h + 1) * d) for h in order]).to(ref.in_proj_weight.device)
+    rows = torch.cat([block, E + block, 2 * E + block])
+    new = copy.deepcopy(ref)
+    with torch.no_grad():
+        new.in_proj_weight.copy_(ref.in_proj_weight[rows])
+        new.in_proj_bias.copy_(ref.in_proj_bias[rows])
+        if move_w_o:
+            new.out_proj.weight.copy_(ref.out_proj.weight[:, block])
+    return new
+
+
+@pytest.mark.parametrize("E, H, order", [(12, 3, [2, 1, 0]), (16, 4, [3, 0, 2, 1])])
+def test_permuting_heads_with_their_w_o_rows_leaves_nn_multihead_attention_unchanged(E, H, order, device, dtype):
+    ref, _ = pytorch_and_ours(E, H, device, dtype)
+    x = torch.randn(2, 5, E, dtype=dtype).to(device)
+    out, weights = ref(x, x, x, average_attn_weights=False)
+    new_out, new_weights = permuted_heads(ref, order)(x, x, x, average_attn_weights=False)
+    assert_close(new_out, out)
+    assert_close(new_weights, weights[:, order])
+    stale_out, _ = permuted_heads(ref, order, move_w_o=False)(x, x, x)
+    assert not torch.allclose(stale_out, out, atol=1e-2)
+
+
+def test_exercise_script_cross_attention_weights_are_h_by_l_q_by_l_k(exercises):
+    ns = exercises  # the cross-attention section runs last
+    assert tuple(ns["weights"].shape) == (2, 3, 3, 7) and tuple(ns["out"].shape) == (2, 3, 12)
+    assert_close(ns["out"], ns["theirs"])
+    assert_close(ns["weights"], ns["their_weights"])
+
+
+@pytest.mark.parametrize("L_q, L_k", [(3, 7), (5, 1), (4, 4)])
+def test_cross_attention_from_the_in_proj_blocks_equals_nn_multihead_attention(L_q, L_k, device, dtype):
+    E, H = 12, 3
+    d = E // H
+    ref, ours = pytorch_and_ours(E, H, device, dtype)
+    x = torch.randn(2, L_q, E, dtype=dtype).to(device)
+    memory = torch.randn(2, L_k, E, dtype=dtype).to(device)
+    w_q, w_k, w_v = ref.in_proj_weight.chunk(3)
+    b_q, b_k, b_v = ref.in_proj_bias.chunk(3)
+    Q_h = ours.split_heads(x @ w_q.T + b_q)
+    K_h, V_h = ours.split_heads(memory @ w_k.T + b_k), ours.split_heads(memory @ w_v.T + b_v)
+    weights = torch.softmax(Q_h @ K_h.mT / d**0.5, dim=-1)
+    out = ref.out_proj(ours.merge_heads(weights @ V_h))
+    expected_out, expected_weights = ref(x, memory, memory, average_attn_weights=False)
+    assert weights.shape == (2, H, L_q, L_k) and out.shape == (2, L_q, E)
+    assert_close(out, expected_out)
+    assert_close(weights, expected_weights)
+    assert_close(F.scaled_dot_product_attention(Q_h, K_h, V_h), weights @ V_h)
