@@ -330,3 +330,114 @@ def test_alibi_windows_of_a_long_sequence_equal_the_short_bias():
 def test_alibi_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --- corrections ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "AdamW"])
+def test_rows_never_seen_in_training_keep_their_initial_values_or_only_shrink_under_weight_decay(optimizer, device):
+    torch.manual_seed(0)
+    table = nn.Embedding(32, 8).to(device)
+    start = table.weight.detach().clone()
+    lr, weight_decay, steps, train_len = 0.01, 0.1, 15, 5
+    if optimizer == "SGD":  # no weight decay: untouched rows stay exactly as they were
+        opt, shrink = torch.optim.SGD(table.parameters(), lr=lr, momentum=0.9), 1.0
+    else:  # AdamW's decoupled decay multiplies every parameter by (1 - lr * weight_decay) per step
+        opt = torch.optim.AdamW(table.parameters(), lr=lr, weight_decay=weight_decay)
+        shrink = (1 - lr * weight_decay) ** steps
+    for _ in range(steps):
+        x = torch.randn(3, train_len, 8).to(device)
+        loss = add_positions(x, table).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        assert bool((table.weight.grad[train_len:] == 0).all())
+        opt.step()
+    weight = table.weight.detach()
+    assert_close(weight[train_len:], start[train_len:] * shrink, rtol=1e-5, atol=1e-6)
+    assert not torch.allclose(weight[:train_len], start[:train_len] * shrink, atol=1e-3)  # the seen rows learned
+
+
+def half_split_scores(x, w_q, w_k, H, rotate):
+    """Every head's rotated q · k for (L, E) input and weights in the (in, out) layout Q = X @ W_Q: (H, L, L)."""
+    L, E = x.shape
+    q, k = ((x @ w).view(L, H, E // H).transpose(0, 1) for w in (w_q, w_k))
+    positions = torch.arange(L, device=x.device)
+    return rotate(q, positions) @ rotate(k, positions).transpose(-2, -1)
+
+
+def per_head_order(E, H):
+    """0, d/2, 1, d/2 + 1, ... within each head: half-split features in interleaved order."""
+    return torch.arange(E).view(H, 2, E // H // 2).transpose(1, 2).flatten()
+
+
+@pytest.mark.parametrize("H", [1, 2, 4])
+def test_half_split_checkpoint_runs_under_interleaved_rope_once_the_output_columns_are_reordered_per_head(
+    H, rope_chapter, device, dtype
+):
+    rope_half = rope_chapter["rope_half"]
+    torch.manual_seed(0)
+    L, E = 7, 16
+    x = torch.randn(L, E, dtype=dtype).to(device)
+    W_Q, W_K = (torch.randn(E, E, dtype=dtype).to(device) / 4 for _ in range(2))
+    target = half_split_scores(x, W_Q, W_K, H, rope_half)
+    order = per_head_order(E, H).to(device)
+    assert_close(half_split_scores(x, W_Q[:, order], W_K[:, order], H, rope), target)
+    # the rows of the (in, out) matrices are the wrong axis: that permutes the input features
+    assert not torch.allclose(half_split_scores(x, W_Q[order], W_K[order], H, rope), target, atol=1e-3)
+    # nn.Linear stores (out, in): there the output features are the rows, bias included
+    w_q, w_k = (nn.Linear(E, E).to(device, dtype) for _ in range(2))
+    with torch.no_grad():
+        L_q, L_k = w_q(x).view(L, H, -1).transpose(0, 1), w_k(x).view(L, H, -1).transpose(0, 1)
+        positions = torch.arange(L, device=device)
+        target = rope_half(L_q, positions) @ rope_half(L_k, positions).transpose(-2, -1)
+        for w in (w_q, w_k):
+            w.weight.copy_(w.weight[order])
+            w.bias.copy_(w.bias[order])
+        q, k = w_q(x).view(L, H, -1).transpose(0, 1), w_k(x).view(L, H, -1).transpose(0, 1)
+        assert_close(rope(q, positions) @ rope(k, positions).transpose(-2, -1), target)
+
+
+# --- exercises -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exercises():
+    return run_snippet("positional_encoding/exercises.py")
+
+
+def test_exercise_rebuilds_the_chapters_encoding_and_shift_matrix(exercises):
+    ns = exercises
+    device = ns["device"]
+    assert_close(ns["pe"], sinusoidal_encoding(64, 32, device=device), atol=1e-6, rtol=0)
+    assert_close(ns["M"], shift_matrix(3, 32, device=device))
+
+
+def test_shift_matrix_as_w_k_makes_every_query_peak_three_keys_back_and_tells_before_from_after(exercises):
+    ns = exercises
+    scores = ns["scores"].double().cpu()
+    omega = 10000.0 ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)
+    p, q = torch.arange(64)[:, None], torch.arange(64)[None, :]
+    expected = torch.cos((p - q - 3)[..., None] * omega).sum(-1)  # sum_i cos((p - q - 3) ω_i)
+    assert_close(scores, expected, atol=1e-4, rtol=0)
+    assert bool((scores[3:].argmax(-1) == torch.arange(61)).all())
+    assert scores[10, 7] > scores[10, 13] + 4  # 16 against sum_i cos(6 ω_i)
+    assert_close(scores[10, 13], torch.cos(6 * omega).sum(), atol=1e-4, rtol=0)
+
+
+def test_exercise_adamw_leaves_unseen_rows_at_their_initial_values_times_the_decay(exercises):
+    ns = exercises
+    shrink = (1 - ns["lr"] * ns["weight_decay"]) ** ns["steps"]
+    assert round(shrink, 4) == 0.9802
+    assert_close(ns["weight"][8:], ns["start"][8:] * shrink, rtol=1e-5, atol=1e-6)
+    assert not ns["only_shrunk"]
+
+
+def test_exercise_pairing_conversion_matches_the_chapters_rope(exercises, rope_chapter):
+    ns = exercises
+    x = ns["X"][:, :8]
+    positions = torch.arange(x.shape[0], device=x.device)
+    assert_close(ns["rope"](x), rope(x, positions))
+    assert_close(ns["rope_half"](x), rope_chapter["rope_half"](x, positions))
+    assert_close(ns["by_columns"], ns["target"], atol=1e-5, rtol=1e-5)
+    assert ns["order"].tolist() == per_head_order(16, 2).tolist()

@@ -1,0 +1,122 @@
+"""Chapter 6's exercises: a head that looks back, untrained rows, RoPE pairing.
+
+Each section runs alone in a fresh Python: it imports what it uses.
+"""
+
+# ruff: noqa: E402  (each section imports what it uses: it runs alone)
+
+# --8<-- [start:look_back]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+n, d_model, k = 64, 32, 3
+pos = torch.arange(n, device=device, dtype=torch.float32)
+omega = 10000.0 ** (-torch.arange(0, d_model, 2, device=device) / d_model)
+angle = pos[:, None] * omega  # (n, d_model/2)
+pe = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(-2)  # sin, cos
+
+# M_k of section 6.2: one 2x2 rotation by k ω_i per pair
+c, s = torch.cos(k * omega), torch.sin(k * omega)
+blocks = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)
+M = torch.block_diag(*blocks)  # PE(pos + k) = M @ PE(pos)
+
+W_Q = torch.eye(d_model, device=device)
+W_K = M.T  # row q of pe @ W_K is PE(q + 3)
+scores = (pe @ W_Q) @ (pe @ W_K).T  # scores[p, q] = PE(p) · PE(q + 3)
+p = torch.arange(k, n, device=device)
+print(
+    "every query p >= 3 peaks at key p - 3:",
+    torch.equal(scores[k:].argmax(dim=-1), p - k),
+)
+before = scores[10, 7].round(decimals=3).item()
+after = scores[10, 13].round(decimals=3).item()
+print(f"query 10: key 7 scores {before:.3f}, key 13 scores {after:.3f}")
+# --8<-- [end:look_back]
+
+# --8<-- [start:weight_decay]
+import torch
+from torch import nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+torch.manual_seed(0)
+max_len, d_model, train_len = 512, 64, 8
+pos_table = nn.Embedding(max_len, d_model).to(device)
+start = pos_table.weight.detach().clone()  # the random initial values
+lr, weight_decay, steps = 0.01, 0.1, 20
+opt = torch.optim.AdamW(
+    pos_table.parameters(), lr=lr, weight_decay=weight_decay
+)
+for _ in range(steps):  # every training sequence has 8 tokens
+    x = torch.randn(4, train_len, d_model).to(device)
+    positions = pos_table(torch.arange(train_len, device=device))
+    loss = (x + positions).pow(2).mean()  # any loss will do
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+weight = pos_table.weight.detach()
+shrink = (1 - lr * weight_decay) ** steps
+unseen = torch.allclose(
+    weight[train_len:], start[train_len:] * shrink, rtol=1e-5, atol=1e-6
+)
+print(f"rows 8-511 == initial values x {shrink:.4f}:", unseen)
+only_shrunk = torch.allclose(weight[:train_len], start[:train_len] * shrink)
+print("rows 0-7 only shrunk as well:", only_shrunk)
+# --8<-- [end:weight_decay]
+
+# --8<-- [start:convert_pairing]
+import torch
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def rope_angles(L, d, device):
+    """Angle m θ_i for positions m = 0 .. L-1 and pairs i: (L, d/2)."""
+    theta = 10000.0 ** (-torch.arange(0, d, 2, device=device) / d)
+    return torch.arange(L, device=device)[:, None] * theta
+
+
+def rope(x):
+    """Interleaved pairs (x_2i, x_2i+1), as on this page: x (..., L, d)."""
+    a = rope_angles(x.shape[-2], x.shape[-1], x.device)
+    cos, sin = a.cos(), a.sin()
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+    return out.flatten(-2)
+
+
+def rope_half(x):
+    """Pairs (x_i, x_i+d/2): first half with second half."""
+    a = rope_angles(x.shape[-2], x.shape[-1], x.device)
+    cos, sin = a.cos(), a.sin()
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
+torch.manual_seed(0)
+L, E, H = 6, 16, 2
+d_k = E // H
+X = torch.randn(L, E).to(device)
+# W_Q, W_K (E, E) as in Q = X @ W_Q: say, trained with half-split RoPE
+W_Q, W_K = (torch.randn(E, E).to(device) / E**0.5 for _ in range(2))
+
+
+def head_scores(W_Q, W_K, rotate):
+    """Every head's Q K^T after the rotation: (H, L, L)."""
+    Q = (X @ W_Q).view(L, H, d_k).transpose(0, 1)  # (H, L, d_k)
+    K = (X @ W_K).view(L, H, d_k).transpose(0, 1)
+    return rotate(Q) @ rotate(K).transpose(-2, -1)
+
+
+# within each head: 0, 4, 1, 5, 2, 6, 3, 7; then the same for head 1
+order = torch.arange(E).view(H, 2, d_k // 2).transpose(1, 2).flatten()
+order = order.to(device)
+print("order:", order.tolist())
+target = head_scores(W_Q, W_K, rope_half)  # as the checkpoint was trained
+by_columns = head_scores(W_Q[:, order], W_K[:, order], rope)
+by_rows = head_scores(W_Q[order], W_K[order], rope)
+print("columns reordered:", torch.allclose(by_columns, target, atol=1e-4))
+print("rows reordered:", torch.allclose(by_rows, target, atol=1e-4))
+# --8<-- [end:convert_pairing]
