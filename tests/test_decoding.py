@@ -1,5 +1,7 @@
 """Chapter 7 (docs/decoding.{zh,en}.md): snippets/decoding/*, checked against PyTorch."""
 
+import io
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -304,3 +306,145 @@ def test_a_cache_for_another_batch_size_is_refused():
         model(torch.zeros(2, 3, dtype=torch.long), cache=cache)
         with pytest.raises(ValueError, match=r"tokens \(3, 1\) but the cache holds 2 sequences"):
             model(torch.zeros(3, 1, dtype=torch.long), cache=cache)
+
+
+# --- 7.2's note: a fully masked row -------------------------------------------------
+
+
+def test_a_fully_masked_row_has_no_meaningful_output_which_decoder_mask_never_builds(device):
+    """Softmax over -inf is NaN; SDPA returns zeros for such a row (torch 2.13, CPU; FAQ Q10)."""
+    assert torch.isnan(torch.softmax(torch.full((4,), float("-inf"), device=device), dim=-1)).all()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 1, 2, 8).to(device) for _ in range(3))
+    empty_row = torch.tensor([[True, True], [False, False]], device=device)
+    row = F.scaled_dot_product_attention(q, k, v, attn_mask=empty_row)[0, 0, 1]
+    assert bool(torch.isnan(row).all()) or bool((row == 0).all())
+    if device == "cpu" and version_tuple(torch.__version__) >= (2, 13):
+        assert torch.equal(row, torch.zeros(8))
+    pad = torch.tensor([[True, True, False, False]], device=device)  # left padding
+    mask = decoder_mask(4, 4, pad)
+    assert bool(mask.any(dim=-1).all())  # every row keeps at least its own key
+    out = F.scaled_dot_product_attention(*(torch.randn(1, 1, 4, 8).to(device) for _ in range(3)), attn_mask=mask)
+    assert not torch.isnan(out).any()
+
+
+# --- exercises ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exercises():
+    printed = io.StringIO()
+    ns = run_snippet("decoding/exercises.py", stdout=printed)
+    return {**ns, "printed": printed.getvalue()}
+
+
+def test_the_exercises_rebuild_the_chapters_model_and_tokens(chapter, exercises):
+    assert torch.equal(exercises["tokens"].cpu(), chapter["tokens"].cpu())
+    ours, theirs = exercises["model"].state_dict(), chapter["model"].state_dict()
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[n], theirs[n]) for n in ours)
+
+
+def test_exercise_1_query_5_sees_keys_0_to_5_bottom_right_and_0_to_1_top_left():
+    ns = run_snippet("decoding/causal_alignment.py")
+    assert ns["allowed"][1].nonzero().flatten().tolist() == [0, 1, 2, 3, 4, 5]  # query 5 = row 5 - (S - L)
+    assert ns["upper_left"][1].nonzero().flatten().tolist() == [0, 1]
+    assert torch.equal(ns["allowed"].cpu(), torch.ones(3, 7, dtype=torch.bool).tril(4))
+
+
+def test_exercise_2_earlier_k_and_v_stay_fixed_only_because_of_the_causal_mask(monkeypatch):
+    from snippets.decoding import tiny_decoder
+
+    torch.manual_seed(0)
+    model = TinyDecoder(16).eval()
+    tokens = torch.randint(1, 16, (1, 7))
+
+    def layer_kv(n_first):
+        cache = KVCache()
+        with torch.no_grad():
+            model(tokens[:, :n_first], cache=cache)
+        return cache
+
+    short, long = layer_kv(5), layer_kv(7)
+    for layer in range(2):  # causal: the first 5 tokens' K and V are the same in every layer
+        assert_close(long.k[layer][:, :, :5], short.k[layer])
+        assert_close(long.v[layer][:, :, :5], short.v[layer])
+
+    def see_everything(L, S, pad=None, device=None):
+        return torch.ones(L, S, dtype=torch.bool, device=device)
+
+    monkeypatch.setattr(tiny_decoder, "decoder_mask", see_everything)
+    short, long = layer_kv(5), layer_kv(7)
+    assert_close(long.k[0][:, :, :5], short.k[0])  # layer 1: projections of the embeddings
+    assert not torch.allclose(long.k[1][:, :, :5], short.k[1], atol=1e-4)  # layer 2 saw the new tokens
+
+
+def test_exercise_3_with_right_padding_the_last_column_is_not_the_last_real_token(device):
+    torch.manual_seed(0)
+    model = TinyDecoder(16).to(device).eval()
+    batch = torch.tensor([[1, 3, 6, 9], [2, 4, 0, 0]], device=device)  # "a dog" padded on the right
+    pad = batch == 0
+    positions = ((~pad).cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        logits = model(batch, positions=positions, pad=pad)
+        alone = model(batch[1:, :2])[0, -1]  # what comes after "dog"
+    assert_close(logits[1, 1], alone, atol=1e-5, rtol=1e-5)  # the last real token predicts it
+    assert not torch.allclose(logits[1, -1], alone, atol=1e-3)  # logits[:, -1] is a <pad> position
+
+
+@pytest.mark.parametrize("sizes", [[4, 3, 2], [1, 1, 7], [2, 5, 2], [9]])
+def test_exercise_4_chunked_prefill_matches_one_pass_for_any_split(sizes, device, dtype):
+    torch.manual_seed(0)
+    model = TinyDecoder(16, n_kv_heads=2).to(device, dtype).eval()
+    tokens = torch.randint(1, 16, (2, 9)).to(device)
+    tol = {"atol": 1e-5, "rtol": 1e-5} if dtype == torch.float32 else {}
+    cache, start = KVCache(), 0
+    with torch.no_grad():
+        full = model(tokens)
+        for size in sizes:
+            assert_close(model(tokens[:, start : start + size], cache=cache), full[:, start : start + size], **tol)
+            start += size
+    assert len(cache) == 9
+
+
+def test_exercise_4_chunked_prefill_goes_wrong_with_the_top_left_alignment(monkeypatch, exercises):
+    from snippets.decoding import tiny_decoder
+
+    def top_left(L, S, pad=None, device=None):  # what is_causal=True does
+        return torch.ones(L, S, dtype=torch.bool, device=device).tril()
+
+    monkeypatch.setattr(tiny_decoder, "decoder_mask", top_left)
+    model, tokens, full = exercises["model"], exercises["tokens"], exercises["full"]
+    cache, start, same = KVCache(), 0, []
+    with torch.no_grad():
+        for size in [4, 3, 2]:
+            logits = model(tokens[:, start : start + size], cache=cache)
+            same.append(torch.allclose(logits, full[:, start : start + size], atol=1e-3))
+            start += size
+    assert same == [True, False, False]  # only the first chunk has L = S
+
+
+def test_exercise_4_prints_three_chunks_all_matching(exercises):
+    assert exercises["printed"].count("same as one pass: True") == 3
+    assert "L=3, S=7" in exercises["printed"]  # section 7.1's case
+
+
+def test_exercise_5_one_new_token_needs_no_mask_and_is_causal_true_returns_the_first_value(device, dtype):
+    torch.manual_seed(0)
+    q_all, k, v = (torch.randn(2, 3, 6, 8, dtype=dtype).to(device) for _ in range(3))
+    q = q_all[:, :, -1:]
+    reference = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)[:, :, -1:]
+    assert_close(F.scaled_dot_product_attention(q, k, v), reference)
+    assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=decoder_mask(1, 6, device=device)), reference)
+    assert_close(F.scaled_dot_product_attention(q, k, v, is_causal=True), v[:, :, :1])  # key 0 only
+
+
+@needs_attention_bias
+def test_exercise_5_causal_lower_right_for_one_query_hides_nothing():
+    from torch.nn.attention.bias import causal_lower_right
+
+    assert bool(causal_lower_right(1, 6)._materialize().all())
+
+
+def test_exercise_5_script_prints_that_only_key_0_is_seen(exercises):
+    assert "is_causal=True lets it see keys: [0]" in exercises["printed"]
+    assert_close(exercises["trap"], exercises["v"][:, :, :1])
