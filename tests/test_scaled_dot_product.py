@@ -251,6 +251,36 @@ def test_minus_1e9_overflows_float16_but_not_minus_inf_or_finfo_min(device):
     assert half.bfloat16().masked_fill(hide, -1e9)[0, 1] < -9e8
 
 
+def test_float8_e4m3fn_has_no_infinity_so_minus_inf_cannot_be_stored_in_it(masking, device):
+    # The page used to say that -inf "exists in every floating-point type".
+    fp8 = torch.float8_e4m3fn
+    every_value = torch.arange(256, dtype=torch.uint8).view(fp8).float()  # all 256 bit patterns, decoded
+    assert not every_value.isinf().any()
+    finite = every_value[every_value.isfinite()]
+    assert finite.min() == torch.finfo(fp8).min == -448.0 and finite.max() == torch.finfo(fp8).max == 448.0
+    assert torch.arange(256, dtype=torch.uint8).view(torch.float8_e5m2).float().isinf().sum() == 2  # ±inf
+    fills = torch.tensor([float("-inf"), -1e9, torch.finfo(torch.float32).min], device=device)
+    assert not fills.to(fp8).float().isinf().any()
+    assert masking["stored"].isinf().tolist() == [False, False]  # the page's example
+
+
+def test_cpu_casts_minus_inf_and_minus_1e9_to_float8_e4m3fn_as_its_finfo_min():
+    # torch 2.13 saturates on the CPU (older releases gave NaN), in the scalar and the vectorised code
+    fp8 = torch.float8_e4m3fn
+    lowest = torch.finfo(fp8).min
+    for fills in (torch.tensor([float("-inf"), -1e9, -465.0]), torch.full((1000,), float("-inf"))):
+        assert torch.equal(fills.to(fp8).float(), torch.full_like(fills, lowest))
+
+
+def test_cpu_implements_neither_masked_fill_nor_softmax_for_float8_e4m3fn():
+    scores = torch.zeros(1, 3).to(torch.float8_e4m3fn)
+    hide = torch.tensor([[False, True, False]])
+    with pytest.raises(NotImplementedError, match="masked_fill"):
+        scores.masked_fill(hide, torch.finfo(scores.dtype).min)
+    with pytest.raises(NotImplementedError, match="softmax"):
+        torch.softmax(scores, dim=-1)
+
+
 def the_same_attention_by_hand(mha, query, key, value, keep):
     """nn.MultiheadAttention (one head, no bias) as explicit projections + F.sdpa."""
     w_q, w_k, w_v = mha.in_proj_weight.chunk(3)
@@ -418,6 +448,87 @@ def test_bad_input_raises_error_naming_the_shapes(args, error, message):
     assert message in str(info.value)
     with pytest.raises(error):
         check_attention_inputs(*args)
+
+
+# --- exercises ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exercises():
+    return run_script("exercises.py")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exercise_dividing_by_d_k_shrinks_the_scores_and_makes_softmax_nearly_uniform(seed):
+    g = torch.Generator().manual_seed(seed)
+    for d_k in (64, 1024):
+        q, k = torch.randn(256, 1, d_k, generator=g), torch.randn(256, 16, d_k, generator=g)
+        dots = (q * k).sum(dim=-1)
+        assert (dots / d_k).std().item() == pytest.approx(1 / math.sqrt(d_k), rel=0.1)
+        top_d_k = torch.softmax(dots / d_k, dim=-1).max(dim=-1).values.mean().item()
+        top_sqrt = torch.softmax(dots / math.sqrt(d_k), dim=-1).max(dim=-1).values.mean().item()
+        assert 1 / 16 < top_d_k < 1 / 16 + 0.02 < 0.2 < top_sqrt < 0.3
+
+
+def test_page_exercise_dividing_by_d_k(exercises):
+    (std_sqrt, std_d_k), (top_sqrt, top_d_k) = exercises["stds"], exercises["tops"]  # d_k = 1024
+    assert std_sqrt == pytest.approx(1, abs=0.05) and std_d_k == pytest.approx(1 / 32, rel=0.05)
+    assert 1 / 16 < top_d_k < 0.07 and top_sqrt > 0.2
+
+
+def test_exercise_padding_mask_on_the_query_axis_hides_rows_and_leaves_pad_keys_visible(masking):
+    scores, pad = masking["scores"], masking["pad"]
+    wrong = torch.softmax(scores.masked_fill(pad[:, :, None], float("-inf")), dim=-1)
+    assert bool(wrong[1, 2:].isnan().all())  # the padding queries: every key hidden
+    assert bool((wrong[1, :2, 2:] > 0).all())  # the real words still attend to <pad>
+    right = masking["pad_weights"]
+    assert not right.isnan().any() and bool((right[1, :, 2:] == 0).all())
+
+
+def test_exercise_masked_softmax_gives_rows_without_keys_zero_weight_and_a_finite_gradient(exercises, device, dtype):
+    masked_softmax = exercises["masked_softmax"]
+    scores = random(2, 5, 4, dtype=dtype, device=device).requires_grad_()
+    hide = torch.zeros(2, 5, 4, dtype=torch.bool, device=device)
+    hide[0, 1] = True  # one row with every key hidden
+    hide[1, :, 2:] = True  # padding
+    hide[1, 3] = True  # and one more row with no key
+    weights = masked_softmax(scores, hide)
+    no_key = hide.all(dim=-1)
+    assert bool((weights[no_key] == 0).all())
+    expected = torch.softmax(scores.detach().masked_fill(hide, float("-inf")), dim=-1)
+    assert_close(weights[~no_key], expected[~no_key])
+    (weights * random(2, 5, 4, dtype=dtype, device=device, seed=1)).sum().backward()
+    assert bool(scores.grad.isfinite().all()) and bool((scores.grad[hide] == 0).all())
+
+
+def test_exercise_masked_softmax_matches_pytorch_attention_on_a_query_with_no_key(exercises):
+    # on the CPU, torch 2.13's F.scaled_dot_product_attention gives such a query zeros (FAQ Q10)
+    q, k, v = (random(1, 3, 4, seed=s) for s in range(3))
+    keep = torch.tensor([[False, False, False], [True, True, False], [True, True, True]])
+    weights = exercises["masked_softmax"](q @ k.mT / 2, ~keep)  # √d_k = 2
+    assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=keep), weights @ v)
+
+
+def test_exercise_one_combined_mask_matches_multihead_attention_with_both_masks(device, dtype):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(6, num_heads=1, bias=False, batch_first=True).to(device, dtype)
+    x = random(3, 5, 6, dtype=dtype, device=device)
+    pad = torch.tensor([[False] * 5, [False, False, False, True, True], [False, True, True, True, True]], device=device)
+    causal = torch.ones(5, 5, dtype=torch.bool, device=device).triu(diagonal=1)
+    keep = ~(pad[:, None, :] | causal)
+    assert torch.equal(keep, ~pad[:, None, :] & ~causal)  # invert first, then combine with &
+    with torch.no_grad():
+        ref, _ = mha(x, x, x, key_padding_mask=pad, attn_mask=causal)
+        ours = the_same_attention_by_hand(mha, x, x, x, keep)
+    assert_close(ours, ref)
+
+
+def test_page_exercise_combined_mask(exercises):
+    keep, pad, causal = exercises["keep"], exercises["pad"], exercises["causal"]
+    assert keep.shape == (2, 4, 4) and bool(keep.any(dim=-1).all())  # no query without a key
+    assert_close(exercises["out"], exercises["ref"])
+    x = exercises["x"]
+    assert_close(exercises["out"], F.scaled_dot_product_attention(x, x, x, attn_mask=~(pad[:, None] | causal)))
 
 
 # --- figures -----------------------------------------------------------------

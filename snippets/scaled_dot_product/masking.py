@@ -63,6 +63,14 @@ print(lowest)
 print(torch.softmax(half.masked_fill(hide_one, lowest), dim=-1).cpu())
 # --8<-- [end:float16]
 
+# --8<-- [start:float8]
+fp8 = torch.float8_e4m3fn  # "fn": finite values and NaN only, no infinity
+print(torch.finfo(fp8).min, torch.finfo(fp8).max)  # the ends of its range
+fills = torch.tensor([float("-inf"), -1e9], device=device)
+stored = fills.to(fp8).float()  # into float8, then back to float32 to look
+print(stored.isinf().tolist())  # neither comes back as -inf
+# --8<-- [end:float8]
+
 # --8<-- [start:conventions]
 import torch.nn as nn
 import torch.nn.functional as F
