@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.autograd.functional import jacobian
 from torch.testing import assert_close
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -41,7 +42,7 @@ QUESTION = re.compile(r'^### Q(\d+)\. \S.* \{ ?#q(\d+)(?: data-toc-label="[^"]+"
 def test_page_has_twenty_questions_with_anchors_q1_to_q20_in_four_groups_of_five():
     groups = []
     for line in PAGE.read_text(encoding="utf-8").splitlines():
-        if line.startswith("## ") and line != "## 小结":
+        if line.startswith("## ") and line not in {"## 小结", "## 参考资料与延伸阅读"}:
             groups.append([])
         elif line.startswith("### "):
             match = QUESTION.match(line)
@@ -59,13 +60,17 @@ def test_question_anchors_render_as_q1_to_q20_in_order():
 
 
 @pytest.mark.parametrize(
-    "lang, abstract, summary", [("zh", "读完本页，你可以", "小结"), ("en", "After this page you can", "Summary")]
+    "lang, abstract, summary, references",
+    [
+        ("zh", "读完本页，你可以", "小结", "参考资料与延伸阅读"),
+        ("en", "After this page you can", "Summary", "References and further reading"),
+    ],
 )
-def test_page_starts_with_abstract_and_ends_with_summary(lang, abstract, summary):
+def test_page_starts_with_abstract_and_ends_with_summary_then_references(lang, abstract, summary, references):
     text = PAGE.with_name(f"faq.{lang}.md").read_text(encoding="utf-8")
     assert f'!!! abstract "{abstract}"' in text
     headings = re.findall(r"^## (.+)$", text, re.M)
-    assert headings[-1] == summary
+    assert headings[-2:] == [summary, references]
 
 
 def test_every_faq_snippet_and_figure_is_used_on_the_page():
@@ -106,12 +111,61 @@ def test_q2_cross_attention_takes_keys_and_values_from_the_encoder(device, dtype
     assert_close(out, by_hand)
 
 
-def test_q3_linear_is_per_token_while_attention_mixes_tokens():
+def test_q2_keys_and_values_need_equal_rows_in_the_same_order_not_the_same_sequence(device, dtype):
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(3, 4, generator=g, dtype=dtype).to(device)
+    k = torch.randn(7, 4, generator=g, dtype=dtype).to(device)
+    v = torch.randn(7, 5, generator=g, dtype=dtype).to(device)  # unrelated to k: only the rows match
+    out = F.scaled_dot_product_attention(q, k, v)
+    assert_close(out, torch.softmax(q @ k.T / 2, dim=-1) @ v)
+    # row j of V is paired with key j: moving both rows together changes nothing, moving V alone does
+    shuffle = torch.randperm(7, generator=g).to(device)
+    assert_close(F.scaled_dot_product_attention(q, k[shuffle], v[shuffle]), out)
+    assert not torch.allclose(F.scaled_dot_product_attention(q, k, v[shuffle]), out, atol=1e-3)
+    with pytest.raises(RuntimeError):  # a value for every key: 7 keys, 6 values
+        torch.softmax(q @ k.T / 2, dim=-1) @ v[:6]
+
+
+def test_q2_script_shows_the_row_alignment():
+    out = printed("q02_key_value_rows")
+    assert "K (7, 4) and V (7, 5) -> output (3, 5)" in out
+    assert "shuffled together, same output: True" in out
+    assert "shuffled alone, same output:          False" in out
+
+
+def test_q3_linear_jacobian_is_its_fixed_weight_and_attention_jacobian_depends_on_the_input(device, dtype):
+    torch.manual_seed(0)
+    d = 8
+    linear = nn.Linear(d, d).to(device, dtype)
+    W_Q, W_K, W_V = (torch.randn(3, d, d, dtype=dtype) / d**0.5).to(device)
+
+    def attention(X):
+        return F.scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
+
+    X1 = torch.randn(5, d, dtype=dtype).to(device)
+    X2 = X1.clone()
+    X2[4] = torch.randn(d, dtype=dtype).to(device)
+    J_lin1, J_lin2 = jacobian(linear, X1), jacobian(linear, X2)
+    J_att1, J_att2 = jacobian(attention, X1), jacobian(attention, X2)
+    # Linear: the same matrix W for every input, and output row i responds to input row i only
+    eye = torch.eye(5, dtype=dtype, device=device)
+    assert_close(J_lin1, J_lin2)
+    assert_close(J_lin1, torch.einsum("ij,ab->iajb", eye, linear.weight.detach()))
+    # attention: the matrix depends on the input, and output row 0 responds to input row 4
+    assert not torch.allclose(J_att1, J_att2, atol=1e-3)
+    assert J_att1[0, :, 4].abs().max() > 1e-2
+
+
+def test_q3_script_shows_what_the_jacobians_prove():
     ns = script("q03_dynamic_weights")
-    X1, X2, linear = ns["X1"], ns["X2"], ns["linear"]
-    assert torch.equal(linear(X1)[:4], linear(X2)[:4])  # untouched tokens, untouched outputs
+    assert_close(ns["J_lin1"], ns["J_lin2"])
+    assert torch.equal(ns["J_lin1"][0, :, 4], torch.zeros_like(ns["J_lin1"][0, :, 4]))
+    assert not torch.allclose(ns["J_att1"], ns["J_att2"], atol=1e-3)
+    assert ns["J_att1"][0, :, 4].abs().max() > 1e-2
     assert not torch.allclose(ns["A1"], ns["A2"])
-    assert not torch.allclose(ns["out1"][0], ns["out2"][0])
+    out = printed("q03_dynamic_weights")
+    assert "Linear     same for X1, X2: True   row 0 sees row 4: False" in out
+    assert "attention  same for X1, X2: False  row 0 sees row 4: True" in out
 
 
 def test_q4_contribution_is_weight_times_value_not_weight_alone():
@@ -132,6 +186,27 @@ def test_q5_one_head_is_n_by_d_v_and_w_o_brings_back_x_shape():
 
 
 # --- Q6-Q10: matrices and formulas ----------------------------------------
+
+
+def test_q6_without_the_transpose_a_square_k_runs_silently_and_gives_wrong_scores(device, dtype):
+    torch.manual_seed(0)
+    L = d_k = 4
+    Q, K = torch.randn(2, L, d_k, dtype=dtype).to(device)
+    wrong, right = Q @ K, Q @ K.mT  # L == d_k: no error
+    assert wrong.shape == right.shape == (L, L)
+    assert_close(right, torch.einsum("ic,jc->ij", Q, K))  # query i · key j
+    assert not torch.allclose(wrong, right, atol=1e-3)
+    with pytest.raises(RuntimeError):  # L != d_k: the same mistake is an error
+        torch.randn(5, 4, dtype=dtype, device=device) @ torch.randn(5, 4, dtype=dtype, device=device)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_q6_page_shows_the_square_case_after_the_error(lang):
+    text = PAGE.with_name(f"faq.{lang}.md").read_text(encoding="utf-8")
+    q6 = text[text.index("{ #q6 ") : text.index("{ #q7 ")]
+    error, square = q6.index("transpose_k.py:error"), q6.index("transpose_k.py:square")
+    assert error < square
+    assert "wrong[i, j] == q_i · k_j: False" in q6[square:]
 
 
 def test_q7_eight_heads_of_64_cost_the_same_flops_as_one_head_of_512():
@@ -178,6 +253,46 @@ def test_q9_footnote_variance_holds_only_under_its_assumptions():
     assert ((0.5 * q) * (0.5 * k)).sum(-1).var().item() == pytest.approx(d_k / 16, rel=0.05)
     assert (q * q).sum(-1).mean().item() == pytest.approx(d_k, rel=0.05)
     assert_close(ns["with_scale"], ns["folded"])
+
+
+def test_q9_folding_the_scale_into_w_q_is_equivalent_only_until_the_first_training_step(device, dtype):
+    torch.manual_seed(0)
+    n, d_model, d_k = 6, 32, 16
+    X = torch.randn(n, d_model, dtype=dtype).to(device)
+    W_Q, W_K, W_V = (torch.randn(3, d_model, d_k, dtype=dtype) / d_model**0.5).to(device)
+    K, V = X @ W_K, X @ W_V
+    target = torch.randn(n, d_k, dtype=dtype).to(device)
+    scale = d_k**0.5
+    tol = {"atol": 1e-4, "rtol": 1e-4} if dtype == torch.float32 else {}
+
+    def scores(W, divide_by):
+        return (X @ W) @ K.T / divide_by
+
+    def one_step(W0, divide_by, optimizer, lr):
+        W = W0.clone().requires_grad_()
+        ((torch.softmax(scores(W, divide_by), dim=-1) @ V - target) ** 2).mean().backward()
+        optimizer([W], lr=lr).step()
+        return W.grad, scores(W.detach(), divide_by)
+
+    before = scores(W_Q, scale)
+    assert_close(scores(W_Q / scale, 1.0), before)  # the same model at initialisation
+    grad_s, after_s = one_step(W_Q, scale, torch.optim.SGD, 0.1)
+    grad_f, after_f = one_step(W_Q / scale, 1.0, torch.optim.SGD, 0.1)
+    assert_close(grad_f, scale * grad_s)  # the gradients differ by √d_k
+    assert_close(after_f - before, d_k * (after_s - before), **tol)  # SGD: the scores move d_k times as far
+    assert not torch.allclose(after_f, after_s, atol=1e-3)
+    # Adam's first step moves each weight by about lr whatever the gradient's size: only the √d_k remains
+    _, after_s = one_step(W_Q, scale, torch.optim.Adam, 0.01)
+    _, after_f = one_step(W_Q / scale, 1.0, torch.optim.Adam, 0.01)
+    assert_close(after_f - before, scale * (after_s - before), atol=1e-3, rtol=1e-3)
+    assert not torch.allclose(after_f, after_s, atol=1e-3)
+
+
+def test_q9_script_prints_the_ratios_of_one_step():
+    out = printed("q09_footnote_assumptions")
+    assert "before the step, same scores: True" in out
+    assert "SGD                             4.00         16.00  False" in out
+    assert "Adam                            4.00          4.00  False" in out
 
 
 def test_q10_masked_fill_minus_1e9_overflows_float16(device):
@@ -334,6 +449,45 @@ def test_q18_flop_count_is_8_l_d2_plus_4_l2_d():
     d = ns["d"]
     for L, counted in zip(ns["lengths"], ns["flops"], strict=True):
         assert counted == 8 * L * d * d + 4 * L * L * d
+
+
+def test_q18_flop_counter_counts_matrix_products_only():
+    torch.manual_seed(0)
+    L, d = 64, 16
+    scores = torch.randn(L, L)
+    with FlopCounterMode(display=False) as counter:
+        torch.softmax(scores.masked_fill(scores > 1, float("-inf")) / d**0.5, dim=-1)
+    assert counter.get_total_flops() == 0  # softmax, scaling and masking are not counted
+    with FlopCounterMode(display=False) as counter:
+        torch.randn(L, d) @ torch.randn(d, L)
+    assert counter.get_total_flops() == 2 * L * d * L
+
+
+@pytest.mark.parametrize("h", [1, 4, 8])
+def test_q18_a_layer_of_h_heads_costs_the_formula_with_d_model_not_the_head_width(h):
+    torch.manual_seed(0)
+    L, d_model = 32, 64
+    d_k = d_model // h
+    mha = nn.MultiheadAttention(d_model, h, batch_first=True)
+    x = torch.randn(1, L, d_model)
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        mha(x, x, x)
+    assert counter.get_total_flops() == 8 * L * d_model**2 + 4 * L**2 * d_model
+    # h heads: h times one head's quadratic part; the projections do not depend on h
+    assert 4 * L**2 * d_model == h * 4 * L**2 * d_k
+    if h > 1:
+        assert counter.get_total_flops() > 8 * L * d_k**2 + 4 * L**2 * d_k
+
+
+def test_q18_script_counts_pytorchs_eight_head_layer():
+    mha = script("q18_quadratic_cost")["mha"]
+    out = printed("q18_quadratic_cost")
+    L = int(re.search(r"nn\.MultiheadAttention\(\d+, \d+\), L = (\d+)", out)[1])  # the timing loop reuses L
+    d_model, d_k = mha.embed_dim, mha.head_dim
+    counted = 8 * L * d_model**2 + 4 * L**2 * d_model
+    assert f"counted FLOPs:                   {counted:,}" in out
+    assert f"8·L·d² + 4·L²·d, d = d_k:         {8 * L * d_k**2 + 4 * L**2 * d_k:,}" in out
+    assert "softmax and scaling of an (L, L) matrix: 0" in out
 
 
 def test_q18_fitted_flop_slope_for_large_l_is_near_two():

@@ -3,6 +3,7 @@
 # --8<-- [start:dynamic]
 import torch
 from torch import nn
+from torch.autograd.functional import jacobian
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -21,10 +22,25 @@ X1 = torch.randn(5, d).to(device)
 X2 = X1.clone()
 X2[4] = torch.randn(d).to(device)  # change only the last token
 
-A1, out1 = attention(X1)
-A2, out2 = attention(X2)
-same = torch.allclose(linear(X1[0]), linear(X2[0]))
-print("Linear: row 0 unchanged   ", same)
-print("attention: weights changed", not torch.allclose(A1, A2))
-print("attention: row 0 changed  ", not torch.allclose(out1[0], out2[0]))
+
+# J[i, :, j, :]: the matrix by which output row i answers a small change of
+# input row j. Autograd computes it without being told how the layer works.
+def jacobians(f):
+    return jacobian(f, X1), jacobian(f, X2)
+
+
+def report(name, J1, J2):
+    same = torch.allclose(J1, J2, atol=1e-6)
+    sees = bool(J1[0, :, 4].abs().max() > 1e-6)  # row 4 reaches output row 0?
+    print(f"{name:<9}  same for X1, X2: {same!s:<5}  row 0 sees row 4: {sees}")
+
+
+J_lin1, J_lin2 = jacobians(linear)
+J_att1, J_att2 = jacobians(lambda X: attention(X)[1])
+report("Linear", J_lin1, J_lin2)
+report("attention", J_att1, J_att2)
+is_W = torch.allclose(J_lin1[0, :, 0], linear.weight, atol=1e-6)
+print("Linear: the matrix is its weight W:", is_W)
+A1, A2 = attention(X1)[0], attention(X2)[0]
+print("attention: the weights A changed:  ", not torch.allclose(A1, A2))
 # --8<-- [end:dynamic]

@@ -35,3 +35,36 @@ for name, (a, b) in cases.items():
     mean, var = dots.mean().item(), dots.var().item()
     print(f"{name:<37} mean {mean:6.2f}  variance {var:6.1f}")
 # --8<-- [end:assumptions]
+
+# --8<-- [start:training]
+# The two starting points of the first block, one optimiser step each:
+# "scaled" starts from W^Q and divides by √d_k, "folded" starts from W^Q / √d_k.
+# W^K and W^V get the same gradients in both, so only W^Q is trained here.
+scale = K.shape[-1] ** 0.5  # √d_k = 4: the first block's d_k = 16
+target = torch.randn(n, V.shape[-1], generator=g).to(device)
+
+
+def one_step(W, divide_by, optimizer, lr):
+    """Scores before and after one step on W, and the gradient of W."""
+    W = W.clone().requires_grad_()
+    before = (X @ W) @ K.T / divide_by
+    out = torch.softmax(before, dim=-1) @ V
+    ((out - target) ** 2).mean().backward()
+    optimizer([W], lr=lr).step()
+    with torch.no_grad():
+        return before.detach(), (X @ W) @ K.T / divide_by, W.grad
+
+
+scores_f, scores_s = (X @ (W_Q / scale)) @ K.T, (X @ W_Q) @ K.T / scale
+same = torch.allclose(scores_f, scores_s, atol=1e-5)
+print("before the step, same scores:", same)
+print("one step, folded / scaled:  gradient  score change  same scores after")
+steps = [("SGD", torch.optim.SGD, 0.1), ("Adam", torch.optim.Adam, 0.01)]
+for name, optimizer, lr in steps:
+    before_s, after_s, grad_s = one_step(W_Q, scale, optimizer, lr)
+    before_f, after_f, grad_f = one_step(W_Q / scale, 1.0, optimizer, lr)
+    grad = (grad_f.norm() / grad_s.norm()).item()
+    moved = ((after_f - before_f).norm() / (after_s - before_s).norm()).item()
+    same = torch.allclose(after_f, after_s, atol=1e-5)
+    print(f"{name:<26}{grad:>10.2f}{moved:>14.2f}  {same}")
+# --8<-- [end:training]

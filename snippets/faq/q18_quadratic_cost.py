@@ -38,6 +38,29 @@ for i, L in enumerate(lengths):
 # --8<-- [end:flops]
 
 
+# --8<-- [start:heads]
+# a layer of h heads of width d_k = d_model / h: which d does the formula need?
+d_model, h, L = 512, 8, 256
+d_k = d_model // h
+mha = torch.nn.MultiheadAttention(d_model, h, batch_first=True).to(device)
+x = torch.randn(1, L, d_model).to(device)
+with torch.no_grad(), FlopCounterMode(display=False) as counter:
+    mha(x, x, x)
+print(f"nn.MultiheadAttention({d_model}, {h}), L = {L}, d_k = {d_k}")
+print(f"{'counted FLOPs:':<32}{counter.get_total_flops():>12,}")
+for name, width in [("d_model", d_model), ("d_k", d_k)]:
+    formula = 8 * L * width**2 + 4 * L**2 * width
+    label = f"8·L·d² + 4·L²·d, d = {name}:"
+    print(f"{label:<32}{formula:>12,}")
+
+# FlopCounterMode counts matrix products only: softmax and scaling count 0
+scores = torch.randn(L, L).to(device)
+with FlopCounterMode(display=False) as counter:
+    torch.softmax(scores / d_k**0.5, dim=-1)
+print("softmax and scaling of an (L, L) matrix:", counter.get_total_flops())
+# --8<-- [end:heads]
+
+
 def fitted_slope(xs, ys):
     """Least-squares slope of log(ys) against log(xs)."""
     lx, ly = [math.log(v) for v in xs], [math.log(v) for v in ys]
