@@ -115,6 +115,11 @@ def _nav_pages(items) -> list[str]:
     return out
 
 
+# The sections every chapter ends with, per language; the FAQ ends with the references too. A reference list
+# is left out of the search index: its titles would outrank the pages that explain what they name.
+EXERCISES_HEADING = {"zh": "练习", "en": "Exercises"}
+REFERENCES_HEADING = {"zh": "参考资料与延伸阅读", "en": "References and further reading"}
+
 CHAPTERS_SECTION = 0  # the chapters are the first section of the nav
 NOTEBOOKS_SECTION = "笔记本"  # the nav section of their notebooks, added at build time (nav_translations names it)
 

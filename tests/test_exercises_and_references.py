@@ -10,13 +10,14 @@ import pytest
 from qkvsite import config
 from qkvsite.config import DOCS
 
+ANSWER = {"zh": '??? success "答案"', "en": '??? success "Answer"'}
 HEADINGS = {
-    "zh": {"exercises": "## 练习", "references": "## 参考资料与延伸阅读", "answer": '??? success "答案"'},
-    "en": {
-        "exercises": "## Exercises",
-        "references": "## References and further reading",
-        "answer": '??? success "Answer"',
-    },
+    lang: {
+        "exercises": "## " + config.EXERCISES_HEADING[lang],
+        "references": "## " + config.REFERENCES_HEADING[lang],
+        "answer": ANSWER[lang],
+    }
+    for lang in config.languages()
 }
 D2L = {"zh": "https://zh.d2l.ai/", "en": "https://d2l.ai/"}
 EVERY_REFERENCE_LIST = [

@@ -197,6 +197,13 @@ def test_each_language_has_its_own_search_index(site):
         assert sorted(d["location"] for d in notebook_entries) == sorted(f"notebooks/{c}/" for c in config.chapters())
 
 
+def test_reference_lists_are_left_out_of_the_search_index_and_the_exercises_are_in(site):
+    for lang in config.languages():
+        titles = [d["title"] for d in search_index(site, lang)["docs"]]
+        assert config.REFERENCES_HEADING[lang] not in titles
+        assert titles.count(config.EXERCISES_HEADING[lang]) == len(config.chapters())
+
+
 def test_chinese_search_index_is_segmented_into_words(site):
     text = " ".join(d["text"] for d in search_index(site, "zh")["docs"])
     for word in ["注意力", "缩放", "多头", "掩码"]:

@@ -12,7 +12,9 @@
    the index is split: ``search/search_index.json`` for Chinese,
    ``en/search/search_index.json`` for English (Material's search on English
    pages looks there: ``qkvsite.hooks.material_fixes``). Notebook pages, which
-   repeat their chapter's text, are left out.
+   repeat their chapter's text, are left out, and so are the reference lists at
+   the end of the chapters (``config.REFERENCES_HEADING``): a bibliography full
+   of paper titles would rank first for the very words the chapters explain.
 3. Formulas are indexed as text: the same wrapper hands the plugin the page with
    each formula's MathML written as plain text (``qkvsite.hooks.math.plain_html``),
    so that a result reads "divide by √d_k", not "divide by dk".
@@ -91,7 +93,10 @@ def on_post_build(config):
     if not index_path.exists():
         return
     index = json.loads(index_path.read_text(encoding="utf-8"))
-    index["docs"] = [d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"])]
+    references = set(site.REFERENCES_HEADING.values())
+    index["docs"] = [
+        d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"]) and d["title"] not in references
+    ]
     index["docs"] += [notebook_entry(chapter, lang) for lang in site.languages() for chapter in site.chapters()]
     for lang in site.languages()[1:]:
         prefix = site.url_prefix(lang)
