@@ -27,6 +27,7 @@ import platform
 import re
 import tempfile
 import textwrap
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -349,11 +350,15 @@ def absolute_links(notebook, site_url: str, lang: str):
 
 
 def build_notebooks(
-    snippet_settings: dict | None = None, workers: int | None = None, site_url: str = "http://127.0.0.1:8000/"
+    snippet_settings: dict | None = None,
+    workers: int | None = None,
+    site_url: str = "http://127.0.0.1:8000/",
+    figures_ready: Callable[[], None] = lambda: None,
 ) -> list[Edition]:
     """Every chapter's notebook in every language, executed (or taken from the run cache).
 
-    The page's own links are relative; the download's are absolute, to ``site_url``.
+    The page's own links are relative; the download's are absolute, to ``site_url``. The downloads embed
+    the figures: ``figures_ready`` is called after the executions and before the first figure is needed.
     """
     notebooks = {
         (chapter, lang): chapter_notebook(
@@ -378,6 +383,7 @@ def build_notebooks(
             code, key, _ = runs[chapter]
             store_outputs(chapter, key, outputs)
             runs[chapter] = (code, key, outputs)
+    figures_ready()
     editions = []
     for (chapter, lang), notebook in notebooks.items():
         _, key, outputs = runs[chapter]

@@ -13,7 +13,7 @@ import yaml
 from qkvsite import config
 from qkvsite.config import DOCS, ROOT, source_pages
 from qkvsite.dialect import Page
-from qkvsite.figures import load_all, run_example
+from qkvsite.figures import Prerender, load_all, run_example
 
 LABEL_CONT = {"zh": "接上一段代码", "en": "continues the block above"}
 
@@ -84,6 +84,12 @@ def test_figures_show_the_numbers_the_example_computes(site):
 def test_figure_labels_are_text_in_the_page_language(site):
     assert "猫" in (site / "figures/similarity-matrix.svg").read_text(encoding="utf-8")
     assert ">cat<" in (site / "en/figures/similarity-matrix.svg").read_text(encoding="utf-8")
+
+
+def test_a_build_that_finds_every_figure_cached_starts_no_figure_workers(site):
+    figures = Prerender(config.languages())  # the build behind `site` drew and cached every figure
+    assert figures.count == 0 and figures.futures == []
+    figures.wait()
 
 
 def test_every_figure_is_used_and_none_is_committed():

@@ -15,7 +15,9 @@ Rendered SVGs are cached on disk (``.cache/figures/``), keyed by everything
 that can change them: the figure's module and this one, the example and the
 snippet modules it imports, the language, and the versions of torch and
 matplotlib. An example runs once for all the figures and languages that use
-it; under ``mkdocs serve`` an edited figure module is reloaded.
+it; under ``mkdocs serve`` an edited figure module is reloaded. When many are
+missing (a clean build), :class:`Prerender` draws them in worker processes
+while the notebooks execute.
 """
 
 from __future__ import annotations
@@ -249,10 +251,13 @@ def cache_key(name: str, lang: str, scheme: str = "light") -> str:
     return hashlib.sha256(versions.encode() + _fingerprint(sources).encode()).hexdigest()[:24]
 
 
+def cached_path(name: str, lang: str, scheme: str) -> Path:
+    return CACHE / f"{name}.{lang}.{scheme}.{cache_key(name, lang, scheme)}.svg"
+
+
 def render(name: str, lang: str, scheme: str = "light") -> bytes:
     """SVG bytes of figure ``name`` with labels in ``lang``, from the disk cache when nothing changed."""
-    key = cache_key(name, lang, scheme)
-    path = CACHE / f"{name}.{lang}.{scheme}.{key}.svg"
+    path = cached_path(name, lang, scheme)
     if path.is_file():
         return path.read_bytes()
     svg = _draw(name, lang, scheme)
@@ -263,6 +268,56 @@ def render(name: str, lang: str, scheme: str = "light") -> bytes:
     temporary.write_bytes(svg)
     temporary.replace(path)  # a build stopped halfway leaves no truncated figure behind
     return svg
+
+
+# Below this many missing figures, drawing them here is quicker than starting worker processes (each imports
+# torch and matplotlib and runs its examples again).
+PARALLEL_FROM = 12
+
+
+class Prerender:
+    """Every figure missing from the disk cache, drawn in worker processes while the build goes on.
+
+    A clean build has about a hundred figures to draw (every figure, language and scheme): drawn in
+    the background, they overlap with the notebooks' execution and use both cores. ``wait()`` returns
+    once the cache holds them, or raises the first worker's error. With few figures missing (an edit
+    under ``mkdocs serve``), nothing is started and ``render`` draws them when asked.
+    """
+
+    def __init__(self, languages: list[str], workers: int = 2):
+        load_all()
+        jobs: dict[str, list[tuple[str, str, str]]] = {}
+        for name, spec in FIGURES.items():
+            for lang in languages:
+                for scheme in SCHEMES:
+                    if not cached_path(name, lang, scheme).is_file():
+                        jobs.setdefault(spec.example, []).append((name, lang, scheme))
+        self.count = sum(len(group) for group in jobs.values())
+        self.futures = []
+        if self.count >= PARALLEL_FROM:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn: a fresh interpreter, not a fork of a build that may hold threads and locks
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            # one task per example, the largest first: it runs once and draws all of its figures
+            for group in sorted(jobs.values(), key=len, reverse=True):
+                self.futures.append(self.pool.submit(_render_all, group))
+
+    def wait(self) -> None:
+        try:
+            for future in self.futures:
+                future.result()
+        finally:
+            if self.futures:
+                self.pool.shutdown(cancel_futures=True)
+            self.futures = []
+
+
+def _render_all(jobs: list[tuple[str, str, str]]) -> None:
+    load_all()
+    for name, lang, scheme in jobs:
+        render(name, lang, scheme)
 
 
 def _draw(name: str, lang: str, scheme: str) -> bytes:

@@ -22,6 +22,7 @@ from mkdocs.plugins import event_priority
 from mkdocs_jupyter.plugin import NotebookFile
 
 from qkvsite import config as site
+from qkvsite.figures import Prerender
 from qkvsite.hooks import building
 from qkvsite.notebooks import CACHE, Edition, build_notebooks
 
@@ -58,7 +59,12 @@ def write_render_manifest(directory: Path) -> None:
 @event_priority(100)
 def on_pre_build(config):
     if building(config) == site.default_language():  # the first pass builds every language's notebooks
-        _editions[:] = build_notebooks(site_url=config.site_url)
+        # the figures missing from their cache are drawn in worker processes while the notebooks run
+        figures = Prerender(site.languages())
+        try:
+            _editions[:] = build_notebooks(site_url=config.site_url, figures_ready=figures.wait)
+        finally:
+            figures.wait()
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         directory = _render_cache(config)
