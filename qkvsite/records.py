@@ -22,6 +22,9 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
+from qkvsite import config
+from qkvsite.dialect import Page
+
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "verification" / "records"
 
@@ -70,9 +73,6 @@ def environment() -> dict:
 
 def fingerprint(pages: list[Path] | None = None) -> dict:
     """Every page block as readers see it: a digest of code, shown output and torch requirement, and the count."""
-    from qkvsite import config
-    from qkvsite.dialect import Page
-
     digest, count = hashlib.sha256(), 0
     for path in sorted(config.source_pages() if pages is None else pages):
         for block in Page(path).blocks:

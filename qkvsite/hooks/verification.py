@@ -118,7 +118,8 @@ def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
 
 @event_priority(-50)  # after mkdocs-static-i18n has switched the language
 def on_config(config):
-    config.extra["qkv_verified"] = claim(building(config), records.load_all(), records.fingerprint())
+    config.extra["qkv_pages"] = records.fingerprint()  # parses every page: once per pass, for both uses
+    config.extra["qkv_verified"] = claim(building(config), records.load_all(), config.extra["qkv_pages"])
     return config
 
 
@@ -127,5 +128,5 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     if PLACEHOLDER not in markdown:
         raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the records go")
-    current = records.fingerprint()
-    return markdown.replace(PLACEHOLDER, table(building(config), records.load_all(), current, config.repo_url))
+    recs, current = records.load_all(), config.extra["qkv_pages"]
+    return markdown.replace(PLACEHOLDER, table(building(config), recs, current, config.repo_url))
