@@ -409,3 +409,39 @@ def test_on_a_phone_every_figure_is_readable_or_opens_full_size(browser, origin)
         for figure in figures:
             assert figure["scale"] >= 0.6 or figure["link"] == figure["src"], (path, figure)
     context.close()
+
+
+@pytest.mark.parametrize("system, first, other", [("light", "default", "slate"), ("dark", "slate", "default")])
+def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_is_kept(
+    browser, origin, system, first, other
+):
+    context = browser.new_context(color_scheme=system)
+    page = context.new_page()
+    scheme = lambda: page.evaluate("document.body.dataset.mdColorScheme")  # noqa: E731
+    page.goto(origin + "/qkv/", wait_until="networkidle")
+    assert scheme() == first
+    toggles = page.locator("form[data-qkv-palette] label:visible")
+    assert toggles.count() == 1
+    toggles.click()
+    assert scheme() == other
+    assert page.locator("form[data-qkv-palette] label:visible").count() == 1
+    page.goto(origin + "/faq/", wait_until="networkidle")
+    assert scheme() == other
+    page.focus("form[data-qkv-palette] input:checked")  # Enter on the focused option switches, as with Material's
+    page.keyboard.press("Enter")
+    assert scheme() == first
+    context.close()
+
+
+def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(browser, origin):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(origin + "/scaled-dot-product/", wait_until="networkidle")
+    blocks = page.eval_on_selector_all(
+        ".md-typeset pre > code",
+        "cs => cs.map(c => ({wide: c.scrollWidth > c.clientWidth, tabindex: c.getAttribute('tabindex')}))",
+    )
+    wide = [b for b in blocks if b["wide"]]
+    assert wide, "at 390 px some code is wider than the page"
+    assert all(b["tabindex"] == "0" for b in wide), blocks
+    context.close()

@@ -1,14 +1,15 @@
 // Copy buttons for code blocks. Material's own (feature content.code.copy) set up each block with work that
-// cost long pages 300-400 ms of blocked main thread in Lighthouse's mobile profile. These buttons use the same
-// markup, so Material's styles and its clipboard handler (with its "copied" message) still apply.
+// cost long pages 300-400 ms of blocked main thread in Lighthouse's mobile profile; with content.lazy (mkdocs.yml)
+// Material sets up a block only once it is scrolled into view. These buttons use the same markup, so Material's
+// styles and its clipboard handler (with its "copied" message) still apply, and they point at the <code> by an id
+// of their own: Material gives the <pre> its id only when it sets the block up.
 // An output block (.qkv-output) gets no button: it is not code. A Python block that continues the one above
 // (.qkv-cont, set by qkvsite.hooks.sources) copies the whole chain, so that the pasted text runs on its own.
-// Material gives every <pre> its id ("__code_N") when it mounts the page; document$ emits after that.
 document$.subscribe(() => {
   const zh = document.documentElement.lang === "zh";
   let chain = [];
-  document.querySelectorAll(".md-typeset .highlight").forEach((block) => {
-    const code = block.querySelector(":scope > pre[id] > code");
+  document.querySelectorAll(".md-typeset .highlight").forEach((block, n) => {
+    const code = block.querySelector(":scope > pre > code");
     if (!code || block.classList.contains("qkv-output")) return;
     const pre = code.parentElement;
     let copied = [pre];
@@ -21,7 +22,8 @@ document$.subscribe(() => {
     button.className = "md-code__button";
     button.dataset.mdType = "copy";
     if (copied.length === 1) {
-      button.dataset.clipboardTarget = `#${pre.id} > code`;
+      code.id ||= `qkv-code-${n}`;
+      button.dataset.clipboardTarget = `#${code.id}`;
       button.setAttribute("aria-label", zh ? "复制" : "Copy to clipboard");
     } else {
       const above = copied.length - 1;
@@ -37,11 +39,13 @@ document$.subscribe(() => {
   });
 });
 
-// Notebook pages: code and output areas that scroll sideways must be reachable with the keyboard.
-document$.subscribe(() => {
-  const areas = [...document.querySelectorAll(".jp-Notebook .highlight-ipynb, .jp-OutputArea-output pre")];
+// Code that scrolls sideways must be reachable with the keyboard (Material does this for a block only once it has
+// set the block up, see above). After the next frame the page's layout is already computed, so reading the widths
+// costs little; every width is read before any attribute is written.
+document$.subscribe(() => requestAnimationFrame(() => setTimeout(() => {
+  const areas = [...document.querySelectorAll(".md-typeset pre > code, .jp-Notebook .highlight-ipynb, .jp-OutputArea-output pre")];
   areas.filter((el) => el.scrollWidth > el.clientWidth).forEach((el) => el.setAttribute("tabindex", "0"));
-});
+})));
 
 // The search dialog needs an accessible name (Lighthouse: aria-dialog-name); Material gives it none.
 document$.subscribe(() => {
