@@ -13,6 +13,9 @@ from pygments.token import Name, Operator, Punctuation, Text
 
 
 class Lighter(Filter):
+    def __repr__(self):  # stable, for the highlighting memo's key (qkvsite.hooks.render_cache)
+        return "Lighter()"
+
     def filter(self, lexer, stream):
         merged_type, merged = None, []
         for ttype, value in stream:

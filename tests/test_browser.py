@@ -6,6 +6,7 @@ package.json); .ci/run installs both.
 
 import gzip
 import http.server
+import json
 import os
 import re
 import subprocess
@@ -238,6 +239,31 @@ def test_copy_button_copies_the_code_the_reader_sees(page, origin):
     copied = page.evaluate("navigator.clipboard.readText()")
     expected = Page(DOCS / "dot-product.zh.md").blocks[0].code
     assert copied.strip() == expected.strip()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_notebook_cells_copy_button_copies_the_cells_source(page, origin, site, lang):
+    prefix = "" if lang == "zh" else "/en"
+    notebook = json.loads((site / prefix.lstrip("/") / "notebooks" / "qkv" / "qkv.ipynb").read_text(encoding="utf-8"))
+    sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    page.goto(origin + prefix + "/notebooks/qkv/", wait_until="networkidle")
+    cells = page.locator(".jp-CodeCell")
+    assert cells.count() == len(sources)
+    for index in (0, len(sources) - 1):
+        cells.nth(index).hover()
+        cells.nth(index).locator('button[data-md-type="copy"]').click()
+        assert page.evaluate("navigator.clipboard.readText()") == sources[index].rstrip()
+
+
+@pytest.mark.parametrize(
+    "path", ["/notebooks/scaled-dot-product/", "/en/notebooks/multi-head/", "/scaled-dot-product/", "/en/faq/"]
+)
+def test_a_page_is_no_wider_than_a_phone(browser, origin, path):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(origin + path, wait_until="networkidle")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    context.close()
 
 
 def chain_with_outputs(page_path):

@@ -3,6 +3,7 @@
 import html
 import json
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -136,6 +137,18 @@ def test_an_edited_rendering_is_rendered_again(tmp_path):
     assert [p.name for p in tmp_path.glob("*.json") if p.name != "manifest.json"] == ["a.json"]
 
 
+def test_renderings_made_with_another_template_are_rendered_again(tmp_path, monkeypatch):
+    from qkvsite.hooks import notebooks as hook
+
+    (tmp_path / "a.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
+    hook.write_render_manifest(tmp_path)
+    assert hook.check_render_cache(tmp_path) == []
+    edited = tmp_path / "notebook.html.j2"
+    edited.write_text(hook.TEMPLATE.read_text(encoding="utf-8") + "<!-- edited -->", encoding="utf-8")
+    monkeypatch.setattr(hook, "TEMPLATE", edited)
+    assert [p.name for p in hook.check_render_cache(tmp_path)] == ["a.json"]
+
+
 # --- the built site --------------------------------------------------------------------------------------------
 
 
@@ -147,6 +160,18 @@ def test_notebook_page_shows_the_outputs_of_its_execution(site, chapter, lang):
         if block.expected_output:
             first_line = block.expected_output.splitlines()[0]
             assert html.escape(first_line, quote=False) in page, first_line
+
+
+@pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
+def test_notebook_page_carries_the_sites_scripts_only_and_no_jupyterlab_stylesheet(site, chapter, lang):
+    page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
+    chapter_page = (edition(site, lang) / chapter / "index.html").read_text(encoding="utf-8")
+    scripts = lambda html: sorted(Path(src).name for src in re.findall(r'<script src="([^"]*)"', html))  # noqa: E731
+    assert scripts(page) == scripts(chapter_page)
+    assert "text/x-mathjax-config" not in page and "<clipboard-copy" not in page
+    # what is left is the Pygments stylesheet mkdocs-jupyter's code appends for .highlight (these pages have none)
+    styles = "".join(re.findall(r"<style[^>]*>(.*?)</style>", page, re.S))
+    assert ".jp-" not in styles and len(styles) < 10_000, len(styles)
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)

@@ -39,11 +39,30 @@ document$.subscribe(() => {
   });
 });
 
+// Notebook pages: each code cell gets the same copy button; it copies the cell's source, which the page keeps as
+// text beside the highlighted code (mkdocs-jupyter's .clipboard-copy-txt, id cell-N).
+document$.subscribe(() => {
+  const zh = document.documentElement.lang === "zh";
+  document.querySelectorAll(".jp-Notebook .highlight-ipynb + .clipboard-copy-txt[id]").forEach((source) => {
+    const pre = source.previousElementSibling.querySelector(":scope > pre");
+    if (!pre || pre.querySelector(".md-code__nav")) return;
+    const button = document.createElement("button");
+    button.className = "md-code__button";
+    button.dataset.mdType = "copy";
+    button.dataset.clipboardTarget = `#${source.id}`;
+    button.setAttribute("aria-label", zh ? "复制" : "Copy to clipboard");
+    const nav = document.createElement("nav");
+    nav.className = "md-code__nav";
+    nav.append(button);
+    pre.prepend(nav);
+  });
+});
+
 // Code that scrolls sideways must be reachable with the keyboard (Material does this for a block only once it has
 // set the block up, see above). After the next frame the page's layout is already computed, so reading the widths
 // costs little; every width is read before any attribute is written.
 document$.subscribe(() => requestAnimationFrame(() => setTimeout(() => {
-  const areas = [...document.querySelectorAll(".md-typeset pre > code, .jp-Notebook .highlight-ipynb, .jp-OutputArea-output pre")];
+  const areas = [...document.querySelectorAll(".md-typeset pre > code, .jp-Notebook :is(.highlight-ipynb > pre, .jp-OutputArea-output pre, .jp-RenderedMarkdown)")];
   areas.filter((el) => el.scrollWidth > el.clientWidth).forEach((el) => el.setAttribute("tabindex", "0"));
 })));
 

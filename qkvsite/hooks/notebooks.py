@@ -6,18 +6,23 @@ those files join the build before mkdocs-jupyter and mkdocs-static-i18n see the
 files, so each language gets its own notebook page and download. mkdocs-jupyter
 only renders them (``execute: false`` in mkdocs.yml).
 
-mkdocs-jupyter caches each rendering by the notebook's content, in a directory
-per language (its eviction would otherwise drop the other language's entries).
-Its cache entries are not checked by mkdocs-jupyter: a checksum manifest
-written after each build makes a changed or truncated entry be deleted, so it
-is rendered again rather than served.
+mkdocs-jupyter renders with the site's own template (``qkvsite/templates/``:
+the cells only, without JupyterLab's stylesheet and scripts). It caches each
+rendering by the notebook's content, in a directory per language (its eviction
+would otherwise drop the other language's entries). Its cache entries are not
+checked by mkdocs-jupyter and its key leaves out the template: a manifest
+written after each build, with each entry's checksum and the template's, makes
+a changed or truncated entry, or every entry of another template, be deleted, so
+it is rendered again rather than served.
 """
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import mkdocs_jupyter.config
 from mkdocs.plugins import event_priority
 from mkdocs_jupyter.plugin import NotebookFile
 
@@ -27,6 +32,20 @@ from qkvsite.hooks import building
 from qkvsite.notebooks import CACHE, Edition, build_notebooks
 
 _editions: list[Edition] = []
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "mkdocs_html" / "notebook.html.j2"
+JUPYTER_TEMPLATES = Path(mkdocs_jupyter.config.settings.templates_dir)  # mkdocs-jupyter's own
+
+
+def templates() -> Path:
+    """mkdocs-jupyter's template directory with its page template (mkdocs_html/notebook.html.j2) the site's."""
+    out = CACHE / "nbconvert-templates"
+    shutil.copytree(JUPYTER_TEMPLATES / "mkdocs_md", out / "mkdocs_md", dirs_exist_ok=True)  # the table of contents
+    page = out / "mkdocs_html" / TEMPLATE.name
+    page.parent.mkdir(parents=True, exist_ok=True)
+    if not page.exists() or page.read_bytes() != TEMPLATE.read_bytes():
+        shutil.copyfile(TEMPLATE, page)
+    return out
 
 
 def _render_cache(config) -> Path:
@@ -44,6 +63,8 @@ def check_render_cache(directory: Path) -> list[Path]:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         manifest = {}
+    if manifest.get("template") != _digest(TEMPLATE):
+        manifest = {}  # rendered with another template
     dropped = [p for p in directory.glob("*.json") if p != manifest_path and manifest.get(p.name) != _digest(p)]
     for path in dropped:
         path.unlink()
@@ -53,7 +74,12 @@ def check_render_cache(directory: Path) -> list[Path]:
 def write_render_manifest(directory: Path) -> None:
     if directory.is_dir():
         entries = {p.name: _digest(p) for p in directory.glob("*.json") if p.name != "manifest.json"}
+        entries["template"] = _digest(TEMPLATE)
         (directory / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
+
+
+def on_config(config):
+    mkdocs_jupyter.config.settings.templates_dir = str(templates())  # read by mkdocs-jupyter at each rendering
 
 
 @event_priority(100)
