@@ -241,6 +241,17 @@ def test_copy_button_copies_the_code_the_reader_sees(page, origin):
     assert copied.strip() == expected.strip()
 
 
+@pytest.mark.parametrize("prefix", ["", "/en"])
+def test_an_old_link_to_a_faq_question_opens_the_page_it_is_on_now(browser, origin, prefix):
+    page = browser.new_page()  # leaving the list aborts what it was still loading: no Visit checks here
+    page.goto(origin + prefix + "/faq/#q12", wait_until="networkidle")
+    assert page.url == origin + prefix + "/faq-heads/#q12"
+    assert page.locator("#q12").is_visible()
+    page.goto(origin + prefix + "/faq/#q3", wait_until="networkidle")
+    assert page.url == origin + prefix + "/faq-concepts/#q3"
+    page.close()
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_notebook_cells_copy_button_copies_the_cells_source(page, origin, site, lang):
     prefix = "" if lang == "zh" else "/en"
@@ -256,7 +267,7 @@ def test_a_notebook_cells_copy_button_copies_the_cells_source(page, origin, site
 
 
 @pytest.mark.parametrize(
-    "path", ["/notebooks/scaled-dot-product/", "/en/notebooks/multi-head/", "/scaled-dot-product/", "/en/faq/"]
+    "path", ["/notebooks/scaled-dot-product/", "/en/notebooks/multi-head/", "/scaled-dot-product/", "/en/faq-matrices/"]
 )
 def test_a_page_is_no_wider_than_a_phone(browser, origin, path):
     context = browser.new_context(viewport={"width": 390, "height": 844})
@@ -328,9 +339,9 @@ SEARCHES = [
     ("/", "笔记本", {f"/notebooks/{chapter}/" for chapter in chapters()}),
     ("/en/", "attention", {"/en/", "/en/scaled-dot-product/"}),
     ("/en/", "scale", {"/en/scaled-dot-product/"}),
-    ("/en/", "multi-head", {"/en/multi-head/", "/en/faq/"}),
+    ("/en/", "multi-head", {"/en/multi-head/", "/en/faq-heads/"}),
     ("/en/", "projections", {"/en/qkv/"}),
-    ("/en/", "masking", {"/en/faq/", "/en/scaled-dot-product/"}),
+    ("/en/", "masking", {"/en/faq-matrices/", "/en/faq-engineering/", "/en/scaled-dot-product/"}),
     ("/en/", "computed", {"/en/faq/", "/en/", "/en/dot-product/"}),
     ("/en/", "notebook", {f"/en/notebooks/{chapter}/" for chapter in chapters()}),
 ]
@@ -424,7 +435,7 @@ def test_each_colour_scheme_shows_its_own_variant_of_every_figure(browser, origi
 def test_on_a_phone_every_figure_is_readable_or_opens_full_size(browser, origin):
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
-    for path in ["/scaled-dot-product/", "/en/multi-head/", "/faq/"]:
+    for path in ["/scaled-dot-product/", "/en/multi-head/", "/faq-matrices/"]:
         page.goto(origin + path, wait_until="networkidle")
         figures = page.evaluate(
             """() => [...document.querySelectorAll("a.qkv-figure img")].filter((i) => i.checkVisibility()).map((i) => ({

@@ -17,8 +17,19 @@ from torch.utils.flop_counter import FlopCounterMode
 from tests.conftest import run_snippet
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = ROOT / "docs" / "faq.zh.md"
+DOCS = ROOT / "docs"
 SNIPPETS = ROOT / "snippets" / "faq"
+# the FAQ: faq.md lists the 20 questions, then a page per group of five
+GROUPS = ["faq-concepts", "faq-matrices", "faq-heads", "faq-engineering"]
+
+
+def page_text(name, lang="zh"):
+    return (DOCS / f"{name}.{lang}.md").read_text(encoding="utf-8")
+
+
+def faq_text(lang="zh"):
+    """Every FAQ page, the list first, then the groups in order."""
+    return "\n".join(page_text(name, lang) for name in ["faq", *GROUPS])
 
 
 @functools.cache
@@ -36,45 +47,50 @@ def printed(name):
 # --- the page --------------------------------------------------------------
 
 # a question with a formula in its title also gives its TOC label: { #q8 data-toc-label="Q8. ..." } (test_math.py)
-QUESTION = re.compile(r'^### Q(\d+)\. \S.* \{ ?#q(\d+)(?: data-toc-label="[^"]+")? ?\}$')
+QUESTION = re.compile(r'^## Q(\d+)\. \S.* \{ ?#q(\d+)(?: data-toc-label="[^"]+")? ?\}$')
 
 
-def test_page_has_twenty_questions_with_anchors_q1_to_q20_in_four_groups_of_five():
-    groups = []
-    for line in PAGE.read_text(encoding="utf-8").splitlines():
-        if line.startswith("## ") and line not in {"## 小结", "## 参考资料与延伸阅读"}:
-            groups.append([])
-        elif line.startswith("### "):
-            match = QUESTION.match(line)
-            assert match, f"question heading without the form '### Qn. ... {{#qn}}': {line}"
-            assert match[1] == match[2], line
-            assert groups, f"question before the first group heading: {line}"
-            groups[-1].append(int(match[1]))
-    assert [n for group in groups for n in group] == list(range(1, 21))
-    assert [len(group) for group in groups] == [5, 5, 5, 5]
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_each_group_page_has_its_five_questions_with_anchors_and_the_list_links_each_one(lang):
+    listed = re.findall(r"^- \[Q(\d+)\. .*\]\(([\w-]+)\.md#q(\d+)\)$", page_text("faq", lang), re.M)
+    assert [(int(n), page, int(anchor)) for n, page, anchor in listed] == [
+        (n, GROUPS[(n - 1) // 5], n) for n in range(1, 21)
+    ]
+    for group, name in enumerate(GROUPS):
+        numbers = []
+        for line in page_text(name, lang).splitlines():
+            if line.startswith("## ") and line[3:] not in {"小结", "Summary"}:
+                match = QUESTION.match(line)
+                assert match, f"{name}.{lang}.md: heading without the form '## Qn. ... {{#qn}}': {line}"
+                assert match[1] == match[2], line
+                numbers.append(int(match[1]))
+        assert numbers == list(range(5 * group + 1, 5 * group + 6)), name
 
 
 def test_question_anchors_render_as_q1_to_q20_in_order():
-    html = markdown.markdown(PAGE.read_text(encoding="utf-8"), extensions=["attr_list", "toc"])
-    assert re.findall(r'<h3 id="(q\d+)"', html) == [f"q{n}" for n in range(1, 21)]
+    ids = []
+    for name in GROUPS:
+        html = markdown.markdown(page_text(name), extensions=["attr_list", "toc"])
+        ids += re.findall(r'<h2 id="(q\d+)"', html)
+    assert ids == [f"q{n}" for n in range(1, 21)]
 
 
 @pytest.mark.parametrize(
     "lang, abstract, summary, references",
     [
-        ("zh", "读完本页，你可以", "小结", "参考资料与延伸阅读"),
-        ("en", "After this page you can", "Summary", "References and further reading"),
+        ("zh", "读完这四组问答，你可以", "小结", "参考资料与延伸阅读"),
+        ("en", "After these four groups you can", "Summary", "References and further reading"),
     ],
 )
 def test_page_starts_with_abstract_and_ends_with_summary_then_references(lang, abstract, summary, references):
-    text = PAGE.with_name(f"faq.{lang}.md").read_text(encoding="utf-8")
+    text = page_text("faq", lang)
     assert f'!!! abstract "{abstract}"' in text
     headings = re.findall(r"^## (.+)$", text, re.M)
     assert headings[-2:] == [summary, references]
 
 
-def test_every_faq_snippet_and_figure_is_used_on_the_page():
-    text = PAGE.read_text(encoding="utf-8")
+def test_every_faq_snippet_and_figure_is_used_on_the_faq_pages():
+    text = faq_text()
     for path in sorted(SNIPPETS.glob("q*.py")):
         assert f'"snippets/faq/{path.name}:' in text, f"{path.name} is not shown on the page"
     for name in ["faq-scaling-variance", "faq-heads-table3", "faq-attention-cost", "faq-score-memory"]:
@@ -202,7 +218,7 @@ def test_q6_without_the_transpose_a_square_k_runs_silently_and_gives_wrong_score
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_q6_page_shows_the_square_case_after_the_error(lang):
-    text = PAGE.with_name(f"faq.{lang}.md").read_text(encoding="utf-8")
+    text = page_text("faq-matrices", lang)
     q6 = text[text.index("{ #q6 ") : text.index("{ #q7 ")]
     error, square = q6.index("transpose_k.py:error"), q6.index("transpose_k.py:square")
     assert error < square

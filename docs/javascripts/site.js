@@ -1,3 +1,9 @@
+// A link to a FAQ question from before the FAQ had a page per group (faq/#q12) opens the question's page: the
+// list of questions (faq.md) links every question, and this page has no element with that id.
+const moved = /^#q\d+$/.test(location.hash) && !document.getElementById(location.hash.slice(1))
+  && document.querySelector(`.md-content a[href$="${location.hash}"]`);
+if (moved) location.replace(moved.href);
+
 // Copy buttons for code blocks. Material's own (feature content.code.copy) set up each block with work that
 // cost long pages 300-400 ms of blocked main thread in Lighthouse's mobile profile; with content.lazy (mkdocs.yml)
 // Material sets up a block only once it is scrolled into view. These buttons use the same markup, so Material's
