@@ -7,8 +7,8 @@ A measurement, not a test: Lighthouse is not a dependency of the site (install i
 ``npm install --prefix /tmp/lighthouse lighthouse@12.2.3``, or point $LIGHTHOUSE at its
 command); it drives Debian's Chromium ($CHROMIUM). The site is served gzipped, under a
 sub-path as GitHub Pages serves it, by a server in this process. Runs go one at a time:
-two at once on a small machine slow each other down. PAGE is a path such as ``faq/`` or
-``en/notebooks/qkv/``; without one, every page is measured.
+two at once on a small machine slow each other down. PAGE is a path such as ``/``, ``/faq/`` or
+``/en/notebooks/qkv/``; without one, every page is measured.
 """
 
 from __future__ import annotations
@@ -86,12 +86,12 @@ def main() -> None:
     parser.add_argument("site", type=Path)
     parser.add_argument("pages", nargs="*")
     parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Gzipped, directory=str(args.site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{server.server_address[1]}{SUBPATH}"
     print(f"{'page':40} {'median':>6}  runs          TBT ms (median)  LCP ms (median)  elements")
-    for page in args.pages or pages(args.site):
+    for page in [p.lstrip("/") for p in args.pages] or pages(args.site):
         runs = [run(origin + page) for _ in range(args.runs)]
         scores = [r["score"] for r in runs]
         print(
