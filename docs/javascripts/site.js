@@ -4,6 +4,22 @@ const moved = /^#q\d+$/.test(location.hash) && !document.getElementById(location
   && document.querySelector(`.md-content a[href$="${location.hash}"]`);
 if (moved) location.replace(moved.href);
 
+// A copy button in Material's markup at the top of a <pre>; `data` is Material's clipboard attributes
+// (clipboardTarget or clipboardText). A label of its own is also the button's tooltip.
+function addCopyButton(pre, data, label) {
+  if (pre.querySelector(":scope > .md-code__nav")) return;
+  const button = document.createElement("button");
+  button.className = "md-code__button";
+  button.dataset.mdType = "copy";
+  Object.assign(button.dataset, data);
+  button.setAttribute("aria-label", label || (document.documentElement.lang === "zh" ? "复制" : "Copy to clipboard"));
+  if (label) button.title = label;
+  const nav = document.createElement("nav");
+  nav.className = "md-code__nav";
+  nav.append(button);
+  pre.prepend(nav);
+}
+
 // Copy buttons for code blocks. Material's own (feature content.code.copy) set up each block with work that
 // cost long pages 300-400 ms of blocked main thread in Lighthouse's mobile profile; with content.lazy (mkdocs.yml)
 // Material sets up a block only once it is scrolled into view. These buttons use the same markup, so Material's
@@ -23,44 +39,24 @@ document$.subscribe(() => {
       chain = block.classList.contains("qkv-cont") ? [...chain, pre] : [pre];
       copied = chain;
     }
-    if (pre.querySelector(".md-code__nav")) return;
-    const button = document.createElement("button");
-    button.className = "md-code__button";
-    button.dataset.mdType = "copy";
     if (copied.length === 1) {
       code.id ||= `qkv-code-${n}`;
-      button.dataset.clipboardTarget = `#${code.id}`;
-      button.setAttribute("aria-label", zh ? "复制" : "Copy to clipboard");
+      addCopyButton(pre, { clipboardTarget: `#${code.id}` });
     } else {
       const above = copied.length - 1;
-      button.dataset.clipboardText = copied.map((p) => p.querySelector("code").textContent.trimEnd()).join("\n\n");
+      const text = copied.map((p) => p.querySelector("code").textContent.trimEnd()).join("\n\n");
       const label = zh ? `复制这段代码和它接续的上面 ${above} 段` : `Copy this block with the ${above} above it that it continues`;
-      button.setAttribute("aria-label", label);
-      button.title = label;
+      addCopyButton(pre, { clipboardText: text }, label);
     }
-    const nav = document.createElement("nav");
-    nav.className = "md-code__nav";
-    nav.append(button);
-    pre.insertBefore(nav, code);
   });
 });
 
 // Notebook pages: each code cell gets the same copy button; it copies the cell's source, which the page keeps as
 // text beside the highlighted code (mkdocs-jupyter's .clipboard-copy-txt, id cell-N).
 document$.subscribe(() => {
-  const zh = document.documentElement.lang === "zh";
   document.querySelectorAll(".jp-Notebook .highlight-ipynb + .clipboard-copy-txt[id]").forEach((source) => {
     const pre = source.previousElementSibling.querySelector(":scope > pre");
-    if (!pre || pre.querySelector(".md-code__nav")) return;
-    const button = document.createElement("button");
-    button.className = "md-code__button";
-    button.dataset.mdType = "copy";
-    button.dataset.clipboardTarget = `#${source.id}`;
-    button.setAttribute("aria-label", zh ? "复制" : "Copy to clipboard");
-    const nav = document.createElement("nav");
-    nav.className = "md-code__nav";
-    nav.append(button);
-    pre.prepend(nav);
+    if (pre) addCopyButton(pre, { clipboardTarget: `#${source.id}` });
   });
 });
 

@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import mkdocs_jupyter
 import mkdocs_jupyter.config
 from mkdocs.plugins import event_priority
 from mkdocs_jupyter.plugin import NotebookFile
@@ -34,7 +35,7 @@ from qkvsite.notebooks import CACHE, Edition, build_notebooks
 _editions: list[Edition] = []
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "mkdocs_html" / "notebook.html.j2"
-JUPYTER_TEMPLATES = Path(mkdocs_jupyter.config.settings.templates_dir)  # mkdocs-jupyter's own
+JUPYTER_TEMPLATES = Path(mkdocs_jupyter.__file__).parent / "templates"  # mkdocs-jupyter's own
 
 
 def templates() -> Path:
