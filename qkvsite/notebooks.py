@@ -280,7 +280,12 @@ def execute(code: list[str]) -> list:
     notebook.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)]
     with tempfile.TemporaryDirectory() as empty:
         client = NotebookClient(
-            notebook, timeout=600, kernel_name="python3", allow_errors=False, resources={"metadata": {"path": empty}}
+            notebook,
+            timeout=600,
+            kernel_name="python3",
+            allow_errors=False,
+            resources={"metadata": {"path": empty}},
+            shutdown_kernel="immediate",  # the outputs are in: a graceful shutdown only waits (about a second)
         )
         client.execute()
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]

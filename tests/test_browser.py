@@ -370,7 +370,8 @@ def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.classList.contains('md-skip')")
     page.keyboard.press("Enter")
-    assert urlparse(page.url).fragment
+    # the browser reports the new URL asynchronously: wait for it rather than read page.url at once
+    page.wait_for_function("location.hash.length > 1", timeout=5_000)
     focused_in_content = page.evaluate(
         "(() => { const id = decodeURIComponent(location.hash.slice(1));"
         " const el = document.getElementById(id); return !!el && !!el.closest('.md-content'); })()"

@@ -92,6 +92,41 @@ def test_a_build_that_finds_every_figure_cached_starts_no_figure_workers(site):
     figures.wait()
 
 
+HEX = re.compile(r"#[0-9a-f]{6}\b")
+
+
+@pytest.mark.parametrize("prefix", ["", "en/"])
+def test_both_schemes_of_a_figure_are_one_drawing_in_each_schemes_colours(site, prefix):
+    from qkvsite.figures import PLACEHOLDERS
+
+    for name in load_all():
+        light = (site / f"{prefix}figures/{name}.svg").read_text(encoding="utf-8")
+        dark = (site / f"{prefix}figures/{name}.dark.svg").read_text(encoding="utf-8")
+        assert not any(p in light or p in dark for p in PLACEHOLDERS.values()), f"{name}: a placeholder colour left"
+        assert HEX.sub("#", light) == HEX.sub("#", dark), f"{name}: the schemes differ in more than colours"
+        assert light != dark
+        assert 'style="fill: #1e2029"' in dark and "#1e2029" not in light, f"{name}: dark paper"
+
+
+def test_a_scheme_colour_inside_a_raster_image_fails_the_figure():
+    import matplotlib.pyplot as plt
+
+    from qkvsite import figures
+
+    def bad_cells_in_paper(ns, lang):
+        fig, ax = plt.subplots(figsize=(1, 1))
+        cmap = plt.get_cmap("Blues").with_extremes(bad=figures.palette()["paper"])
+        ax.imshow([[0.0, float("nan")], [1.0, 0.5]], cmap=cmap)
+        return fig
+
+    figures.FIGURES["raster-test"] = figures.Figure("raster-test", "dot_product/two_vectors.py", bad_cells_in_paper)
+    try:
+        with pytest.raises(ValueError, match="raster-test.*inside a raster image"):
+            figures._draw("raster-test", "en")
+    finally:
+        del figures.FIGURES["raster-test"]
+
+
 def test_every_figure_is_used_and_none_is_committed():
     for lang in ["zh", "en"]:
         text = "\n".join(p.read_text(encoding="utf-8") for p in source_pages() if lang_of(p) == lang)

@@ -6,10 +6,13 @@ ran) and the page language, and returns a matplotlib Figure. The MkDocs hook
 (``qkvsite.hooks.figures``) renders every registered figure to SVG for every
 language; nothing is committed as an image file.
 
-Every figure is drawn twice, for Material's light and dark schemes: the
-dark one (``<name>.dark.svg``) is drawn under ``DARK`` rcParams, and drawing
-code takes its non-data colours from :func:`palette` instead of naming
-"white" or "black".
+Every figure comes in Material's light and dark schemes (``<name>.svg`` and
+``<name>.dark.svg``). Drawing code takes its non-data colours from
+:func:`palette` instead of naming "white" or "black"; a figure is drawn once
+per language, in placeholder colours, and each scheme's file is that drawing
+with the placeholders replaced by the scheme's colours (the schemes differ in
+those colours only, never in layout). A placeholder left in a raster image,
+where it cannot be replaced, fails the rendering.
 
 Rendered SVGs are cached on disk (``.cache/figures/``), keyed by everything
 that can change them: the figure's module and this one, the example and the
@@ -48,7 +51,7 @@ from matplotlib import font_manager  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = ROOT / "snippets"
 CACHE = ROOT / ".cache" / "figures"
-CACHE_FORMAT = "1"  # change to redraw every cached figure
+CACHE_FORMAT = "2"  # change to redraw every cached figure
 
 CJK_FONTS = [
     "Noto Sans CJK SC",
@@ -67,33 +70,88 @@ PALETTES = {
     "light": {"paper": "white", "ink": "#222222", "muted": "#5e5e5e", "rule": "lightgrey"},
     "dark": {"paper": "#1e2029", "ink": "#e2e4e9", "muted": "#a9aebb", "rule": "#4a4f5e"},
 }
-_scheme: ContextVar[str] = ContextVar("scheme", default="light")
+# rcParams a scheme sets: light keeps matplotlib's defaults, dark takes the palette's colour of the same role
+RC_ROLES = {
+    "figure.facecolor": "paper",
+    "axes.facecolor": "paper",
+    "savefig.facecolor": "paper",
+    "legend.facecolor": "paper",
+    "text.color": "ink",
+    "axes.labelcolor": "ink",
+    "xtick.color": "ink",
+    "ytick.color": "ink",
+    "patch.edgecolor": "ink",
+    "axes.edgecolor": "muted",
+    "grid.color": "rule",
+    "legend.edgecolor": "rule",
+}
+
+
+def _scheme_colours() -> dict[str, dict[str, str]]:
+    """Each distinct colour of a scheme (light, dark) with a placeholder: role name or rcParam -> colours."""
+    colours = {role: {s: PALETTES[s][role] for s in SCHEMES} for role in PALETTES["light"]}
+    for key, role in RC_ROLES.items():
+        light = matplotlib.rcParamsDefault[key]
+        colours[key] = {"light": "white" if light in ("auto", "inherit") else light, "dark": PALETTES["dark"][role]}
+    return colours
+
+
+SCHEME_COLOURS = _scheme_colours()
+# unusual colours (saturated magenta, no colormap's) that the drawing uses in place of the scheme's colours
+PLACEHOLDERS = {name: f"#fe01{i:02x}" for i, name in enumerate(SCHEME_COLOURS, start=0x80)}
+_drawing = ContextVar("drawing", default=False)
 
 
 def palette() -> dict[str, str]:
-    """The non-data colours of the scheme being drawn: paper, ink (text), muted (notes), rule (lines)."""
-    return PALETTES[_scheme.get()]
+    """The non-data colours: paper (background), ink (text), muted (notes), rule (lines).
+
+    While a figure is drawn these are placeholders, replaced by each scheme's colours in its SVG.
+    """
+    if _drawing.get():
+        return {role: PLACEHOLDERS[role] for role in PALETTES["light"]}
+    return dict(PALETTES["light"])
+
+
+def placeholder_style() -> dict:
+    """rcParams that draw every scheme-dependent colour as its placeholder."""
+    return {key: PLACEHOLDERS[key] for key in RC_ROLES}
 
 
 def style(scheme: str) -> dict:
     """rcParams of a scheme: the dark one recolours backgrounds, text, axes and legends."""
-    c = PALETTES[scheme]
-    if scheme == "light":
-        return {}
-    return {
-        "figure.facecolor": c["paper"],
-        "axes.facecolor": c["paper"],
-        "savefig.facecolor": c["paper"],
-        "text.color": c["ink"],
-        "axes.labelcolor": c["ink"],
-        "axes.edgecolor": c["muted"],
-        "xtick.color": c["ink"],
-        "ytick.color": c["ink"],
-        "grid.color": c["rule"],
-        "legend.facecolor": c["paper"],
-        "legend.edgecolor": c["rule"],
-        "patch.edgecolor": c["ink"],
-    }
+    return {} if scheme == "light" else {key: SCHEME_COLOURS[key][scheme] for key in RC_ROLES}
+
+
+def recolour(svg: bytes, scheme: str) -> bytes:
+    """The placeholder drawing in the colours of ``scheme``."""
+    from matplotlib.colors import to_hex
+
+    text = svg.decode("utf-8")
+    for name, placeholder in PLACEHOLDERS.items():
+        text = text.replace(placeholder, to_hex(SCHEME_COLOURS[name][scheme]))
+    return text.encode("utf-8")
+
+
+RASTER = re.compile(rb"data:image/png;base64,([A-Za-z0-9+/=\s]+)")
+
+
+def check_placeholders(svg: bytes, name: str) -> bytes:
+    """Every placeholder is where ``recolour`` replaces it: none inside an embedded raster image."""
+    import base64
+
+    from PIL import Image
+
+    wanted = {tuple(int(p[i : i + 2], 16) for i in (1, 3, 5)) for p in PLACEHOLDERS.values()}
+    for data in RASTER.findall(svg):
+        image = Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
+        found = {colour for _, colour in image.getcolors(maxcolors=image.width * image.height)} & wanted
+        if found:
+            raise ValueError(
+                f"figure {name!r} has a scheme colour (palette() or a themed rcParam) inside a raster image"
+                " (imshow, pcolormesh with rasterized=True), where no scheme can recolour it: draw it as a vector"
+                " patch, or leave the pixels transparent"
+            )
+    return svg
 
 
 def file_name(name: str, scheme: str) -> str:
@@ -260,14 +318,17 @@ def render(name: str, lang: str, scheme: str = "light") -> bytes:
     path = cached_path(name, lang, scheme)
     if path.is_file():
         return path.read_bytes()
-    svg = _draw(name, lang, scheme)
+    drawing = _draw(name, lang)
     CACHE.mkdir(parents=True, exist_ok=True)
-    for stale in CACHE.glob(f"{name}.{lang}.{scheme}.*.svg"):
-        stale.unlink()
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(svg)
-    temporary.replace(path)  # a build stopped halfway leaves no truncated figure behind
-    return svg
+    for each in SCHEMES:  # one drawing gives every scheme: store them all
+        svg = recolour(drawing, each)
+        for stale in CACHE.glob(f"{name}.{lang}.{each}.*.svg"):
+            stale.unlink()
+        target = cached_path(name, lang, each)
+        temporary = target.with_suffix(".tmp")
+        temporary.write_bytes(svg)
+        temporary.replace(target)  # a build stopped halfway leaves no truncated figure behind
+    return recolour(drawing, scheme)
 
 
 # Below this many missing figures, drawing them here is quicker than starting worker processes (each imports
@@ -278,7 +339,7 @@ PARALLEL_FROM = 12
 class Prerender:
     """Every figure missing from the disk cache, drawn in worker processes while the build goes on.
 
-    A clean build has about a hundred figures to draw (every figure, language and scheme): drawn in
+    A clean build has about sixty figures to draw (every figure and language): drawn in
     the background, they overlap with the notebooks' execution and use both cores. ``wait()`` returns
     once the cache holds them, or raises the first worker's error. With few figures missing (an edit
     under ``mkdocs serve``), nothing is started and ``render`` draws them when asked.
@@ -289,9 +350,8 @@ class Prerender:
         jobs: dict[str, list[tuple[str, str, str]]] = {}
         for name, spec in FIGURES.items():
             for lang in languages:
-                for scheme in SCHEMES:
-                    if not cached_path(name, lang, scheme).is_file():
-                        jobs.setdefault(spec.example, []).append((name, lang, scheme))
+                if not all(cached_path(name, lang, scheme).is_file() for scheme in SCHEMES):
+                    jobs.setdefault(spec.example, []).append((name, lang))
         self.count = sum(len(group) for group in jobs.values())
         self.futures = []
         if self.count >= PARALLEL_FROM:
@@ -314,23 +374,24 @@ class Prerender:
             self.futures = []
 
 
-def _render_all(jobs: list[tuple[str, str, str]]) -> None:
+def _render_all(jobs: list[tuple[str, str]]) -> None:
     load_all()
-    for name, lang, scheme in jobs:
-        render(name, lang, scheme)
+    for name, lang in jobs:
+        render(name, lang)
 
 
-def _draw(name: str, lang: str, scheme: str) -> bytes:
+def _draw(name: str, lang: str) -> bytes:
+    """The figure in placeholder colours (``recolour`` gives each scheme's)."""
     setup_fonts()
     spec = FIGURES[name]
     values = run_example(spec.example)
-    token = _scheme.set(scheme)
+    token = _drawing.set(True)
     try:
-        with warnings.catch_warnings(), plt.rc_context(style(scheme)):
+        with warnings.catch_warnings(), plt.rc_context(placeholder_style()):
             warnings.simplefilter("error")  # a missing glyph draws a box: fail instead
-            return check_fonts(render_svg(spec.draw(values, lang)), name)
+            return check_placeholders(check_fonts(render_svg(spec.draw(values, lang)), name), name)
     finally:
-        _scheme.reset(token)
+        _drawing.reset(token)
 
 
 def heatmap(

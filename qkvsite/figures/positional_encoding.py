@@ -156,7 +156,7 @@ def alibi_bias(ns, lang):
     cols = 4
     rows = math.ceil(heads / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(9.0, 2.4 * rows + 0.6), layout="constrained")
-    cmap = plt.get_cmap("Blues_r").with_extremes(bad=palette()["paper"])
+    cmap = plt.get_cmap("Blues_r").with_extremes(bad="none")  # the axes' paper shows through
     for h, ax in enumerate(axes.flat):
         image = ax.imshow(finite[h].numpy(), cmap=cmap, vmin=low, vmax=0, aspect="equal", interpolation="nearest")
         for i in range(length):
