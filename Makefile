@@ -14,7 +14,7 @@ build: $(VENV)/.installed
 	$(BIN)/mkdocs build --strict
 
 test: $(VENV)/.installed node_modules/.installed
-	bash .ci/system-packages chromium
+	bash .ci/system-packages chromium-headless-shell
 	$(BIN)/python -m pytest
 	@echo "Page blocks again on another CPU code path (no AVX) and one thread: outputs must not depend on the machine"
 	ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 $(BIN)/python -m pytest docs -q -p no:cacheprovider

@@ -59,7 +59,13 @@ def site(tmp_path_factory):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests that need the built site carry the `site` marker: `pytest -m "not site"` builds nothing."""
+    """Tests that need the built site carry the `site` marker: `pytest -m "not site"` builds nothing.
+
+    The tests that read the browser's load of every page (``visits``, tests/test_browser.py) run last: the loads
+    run in the background from the first browser test on, while the other tests run.
+    """
     for item in items:
         if "site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.site)
+    last = [item for item in items if "visits" in getattr(item, "fixturenames", ())]
+    items[:] = [item for item in items if item not in last] + last
