@@ -105,8 +105,10 @@ def serve_edit(timeout: float = 120) -> tuple[float, int]:
 
 
 def pytest_wall() -> float:
+    """The full pytest run as `make test` runs it (one torch thread)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, env=ENV)
+    env = {**ENV, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, env=env, check=True)
     return time.perf_counter() - start
 
 
