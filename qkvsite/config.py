@@ -132,13 +132,15 @@ def chapters() -> list[str]:
     return [page.removesuffix(".md") for page in _nav_pages(sections[CHAPTERS_SECTION])]
 
 
+@cache
 def torch_version() -> str:
-    """The installed torch, without importing it (a warm build need not load torch)."""
+    """The installed torch, without importing it (a warm build need not load torch); read once per process."""
     from importlib.metadata import version
 
     return version("torch")
 
 
+@cache
 def example_device() -> str:
     """The device the examples pick ("cuda" if torch.cuda.is_available()), told without importing torch:
     CUDA needs a CUDA build of torch and the CUDA driver library."""

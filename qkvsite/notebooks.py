@@ -354,6 +354,21 @@ def absolute_links(notebook, site_url: str, lang: str):
     return notebook
 
 
+def _stamps(*directories: Path) -> tuple:
+    """(path, mtime, size) of every Python file under the directories: changes when one is saved."""
+    return tuple(
+        (str(path), stat.st_mtime_ns, stat.st_size)
+        for directory in directories
+        for path in sorted(directory.rglob("*.py"))
+        for stat in [path.stat()]
+    )
+
+
+# chapter -> (what its files were made from, {lang: (page file, download file)}): under `mkdocs serve`, a rebuild
+# after an edit makes again only the chapters whose page, snippets or figure code changed
+_made: dict[str, tuple[tuple, dict[str, tuple[str, str]]]] = {}
+
+
 def build_notebooks(
     snippet_settings: dict | None = None,
     workers: int | None = None,
@@ -365,15 +380,26 @@ def build_notebooks(
     The page's own links are relative; the download's are absolute, to ``site_url``. The downloads embed
     the figures: ``figures_ready`` is called after the executions and before the first figure is needed.
     """
+    code_stamps = _stamps(config.ROOT / "snippets", config.ROOT / "qkvsite" / "figures")
+    inputs = {
+        chapter: (
+            tuple((config.DOCS / f"{chapter}.{lang}.md").read_bytes() for lang in config.languages()),
+            code_stamps,
+            repr(snippet_settings),
+            site_url,
+        )
+        for chapter in config.chapters()
+    }
+    todo = [chapter for chapter in config.chapters() if _made.get(chapter, (None,))[0] != inputs[chapter]]
     notebooks = {
         (chapter, lang): chapter_notebook(
             Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings), chapter
         )
-        for chapter in config.chapters()
+        for chapter in todo
         for lang in config.languages()
     }
     runs = {}
-    for chapter in config.chapters():
+    for chapter in todo:
         codes = {lang: code_of(notebooks[chapter, lang]) for lang in config.languages()}
         # the setup cell's comment is in the page's language; the code it runs is the same
         codes = {lang: [strip_comment(code[0]), *code[1:]] for lang, code in codes.items()}
@@ -389,15 +415,21 @@ def build_notebooks(
             store_outputs(chapter, key, outputs)
             runs[chapter] = (code, key, outputs)
     figures_ready()
-    editions = []
-    for (chapter, lang), notebook in notebooks.items():
+    for chapter in todo:
         _, key, outputs = runs[chapter]
-        executed = with_outputs(notebook, outputs, key)
-        edition = Edition(chapter, lang)
-        write_if_changed(GENERATED / edition.page, nbformat.writes(executed))
-        download = absolute_links(embed_figures(executed, lang), site_url, lang)
-        write_if_changed(GENERATED / edition.download, nbformat.writes(download))
-        editions.append(edition)
+        files = {}
+        for lang in config.languages():
+            executed = with_outputs(notebooks[chapter, lang], outputs, key)
+            download = absolute_links(embed_figures(executed, lang), site_url, lang)
+            files[lang] = (nbformat.writes(executed), nbformat.writes(download))
+        _made[chapter] = (inputs[chapter], files)
+    editions = []
+    for chapter in config.chapters():
+        for lang, (page, download) in _made[chapter][1].items():
+            edition = Edition(chapter, lang)
+            write_if_changed(GENERATED / edition.page, page)
+            write_if_changed(GENERATED / edition.download, download)
+            editions.append(edition)
     return editions
 
 

@@ -149,6 +149,27 @@ def test_renderings_made_with_another_template_are_rendered_again(tmp_path, monk
     assert [p.name for p in hook.check_render_cache(tmp_path)] == ["a.json"]
 
 
+def test_a_rebuild_makes_again_only_the_chapters_whose_sources_changed(site, monkeypatch):
+    # `site` first: the build filled the run cache, so nothing is executed here
+    from tests.conftest import SITE_URL
+
+    made, original = [], notebooks.chapter_notebook
+    monkeypatch.setattr(
+        notebooks, "chapter_notebook", lambda page, chapter: made.append(chapter) or original(page, chapter)
+    )
+    notebooks.build_notebooks(site_url=SITE_URL)
+    made.clear()
+    notebooks.build_notebooks(site_url=SITE_URL)
+    assert made == []
+    monkeypatch.setitem(notebooks._made, "qkv", (("an edited page",), notebooks._made["qkv"][1]))
+    notebooks.build_notebooks(site_url=SITE_URL)
+    assert made == ["qkv"] * len(LANGS)
+    made.clear()
+    notebooks.build_notebooks(site_url="https://elsewhere.example/")  # every download links the site
+    assert sorted(set(made)) == sorted(chapters())
+    notebooks.build_notebooks(site_url=SITE_URL)
+
+
 # --- the built site --------------------------------------------------------------------------------------------
 
 
