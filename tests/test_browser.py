@@ -4,6 +4,7 @@ Needs Debian's chromium-headless-shell (/usr/bin/chromium-headless-shell, or any
 axe-core from npm (node_modules/, see package.json); .ci/run installs both.
 """
 
+import functools
 import gzip
 import http.server
 import json
@@ -77,7 +78,7 @@ def origin(server):
 
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-WORKERS = 2  # browsers opening pages at the same time (page loads and axe wait on each other, not on the CPU)
+WORKERS = 2  # browsers loading pages side by side, beside the other tests (one: the loads end last, 7 s later)
 
 
 def launch(p):
@@ -108,7 +109,7 @@ class Visit:
 
     def __init__(self, context, origin):
         self.origin = origin
-        self.blocked, self.failed, self.console, self.errors, self.bodies = [], [], [], [], {}
+        self.blocked, self.failed, self.console, self.errors, self.fetched = [], [], [], [], []
         context.route("**/*", self.route)
         self.page = context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.console.append(m.text))
@@ -126,19 +127,27 @@ class Visit:
     def response(self, response):
         if response.status >= 400:
             self.failed.append(f"{response.url} {response.status}")
-        elif response.url.startswith(self.origin):
-            try:
-                self.bodies[response.url] = response.body()
-            except Exception:  # redirects and aborted loads have no body
-                pass
+        elif response.url.startswith(self.origin) and response.status == 200:
+            self.fetched.append(response.url)
 
-    def transfer(self) -> int:
-        """gzip bytes of everything the first load fetched, search index excluded."""
-        return sum(
-            len(gzip.compress(body, 6))
-            for url, body in self.bodies.items()
-            if "search_index.json" not in urlparse(url).path
-        )
+    def transfer(self, site: Path) -> int:
+        """gzip bytes of everything the first load fetched, search index excluded.
+
+        The test server sends the built files as they are: each is measured from the site directory (reading
+        every body back from the browser cost more CPU than the page load).
+        """
+        files = {served_file(site, url) for url in self.fetched if "search_index.json" not in urlparse(url).path}
+        return sum(gzip_size(path) for path in files)
+
+
+def served_file(site: Path, url: str) -> Path:
+    path = in_site(url).lstrip("/")
+    return site / (path + "index.html" if path == "" or path.endswith("/") else path)
+
+
+@functools.cache
+def gzip_size(path: Path) -> int:
+    return len(gzip.compress(path.read_bytes(), 6))
 
 
 # every image the page shows (figures load lazily: made eager here), and those that did not load
@@ -225,8 +234,8 @@ def test_no_wcag_a_or_aa_violations(visits):
     assert {p: v.violations for p, v in visits.items() if v.violations} == {}
 
 
-def test_first_load_transfer_is_within_budget(visits):
-    sizes = {p: v.transfer() for p, v in visits.items()}
+def test_first_load_transfer_is_within_budget(site, visits):
+    sizes = {p: v.transfer(site) for p, v in visits.items()}
     heaviest = max(sizes, key=sizes.get)
     print(f"heaviest page: {heaviest} {sizes[heaviest] / 1024:.1f} KB gzip")
     assert {p: s for p, s in sizes.items() if s > BUDGET} == {}
@@ -284,15 +293,30 @@ def test_a_notebook_cells_copy_button_copies_the_cells_source(page, origin, site
         assert page.evaluate("navigator.clipboard.readText()") == sources[index].rstrip()
 
 
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True}
+
+
+@pytest.fixture(scope="session")
+def on_a_phone(browser, origin):
+    """Pages opened at 390 px with a phone's viewport, each once for all the tests below that look at it."""
+    context = browser.new_context(**PHONE)
+    pages = {}
+
+    def open_page(path):
+        if path not in pages:
+            pages[path] = context.new_page()
+            pages[path].goto(origin + path, wait_until="networkidle")
+        return pages[path]
+
+    yield open_page
+    context.close()
+
+
 @pytest.mark.parametrize(
     "path", ["/notebooks/scaled-dot-product/", "/en/notebooks/multi-head/", "/scaled-dot-product/", "/en/faq-matrices/"]
 )
-def test_a_page_is_no_wider_than_a_phone(browser, origin, path):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.goto(origin + path, wait_until="networkidle")
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    context.close()
+def test_a_page_is_no_wider_than_a_phone(on_a_phone, path):
+    assert on_a_phone(path).evaluate("document.documentElement.scrollWidth") <= 390
 
 
 def chain_with_outputs(page_path):
@@ -471,20 +495,16 @@ def test_each_colour_scheme_shows_its_own_variant_of_every_figure(browser, origi
     context.close()
 
 
-def test_on_a_phone_every_figure_is_readable_or_opens_full_size(browser, origin):
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
-    page = context.new_page()
-    for path in ["/scaled-dot-product/", "/en/multi-head/", "/faq-matrices/"]:
-        page.goto(origin + path, wait_until="networkidle")
-        figures = page.evaluate(
-            """() => [...document.querySelectorAll("a.qkv-figure img")].filter((i) => i.checkVisibility()).map((i) => ({
-                scale: i.getBoundingClientRect().width / (i.naturalWidth || i.getBoundingClientRect().width),
-                link: i.closest("a").getAttribute("href"), src: i.getAttribute("src")}))"""
-        )
-        assert figures, path
-        for figure in figures:
-            assert figure["scale"] >= 0.6 or figure["link"] == figure["src"], (path, figure)
-    context.close()
+@pytest.mark.parametrize("path", ["/scaled-dot-product/", "/en/multi-head/", "/en/faq-matrices/"])
+def test_on_a_phone_every_figure_is_readable_or_opens_full_size(on_a_phone, path):
+    figures = on_a_phone(path).evaluate(
+        """() => [...document.querySelectorAll("a.qkv-figure img")].filter((i) => i.checkVisibility()).map((i) => ({
+            scale: i.getBoundingClientRect().width / (i.naturalWidth || i.getBoundingClientRect().width),
+            link: i.closest("a").getAttribute("href"), src: i.getAttribute("src")}))"""
+    )
+    assert figures, path
+    for figure in figures:
+        assert figure["scale"] >= 0.6 or figure["link"] == figure["src"], (path, figure)
 
 
 @pytest.mark.parametrize("system, first, other", [("light", "default", "slate"), ("dark", "slate", "default")])
@@ -509,15 +529,11 @@ def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_i
     context.close()
 
 
-def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(browser, origin):
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.goto(origin + "/scaled-dot-product/", wait_until="networkidle")
-    blocks = page.eval_on_selector_all(
+def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(on_a_phone):
+    blocks = on_a_phone("/scaled-dot-product/").eval_on_selector_all(
         ".md-typeset pre > code",
         "cs => cs.map(c => ({wide: c.scrollWidth > c.clientWidth, tabindex: c.getAttribute('tabindex')}))",
     )
     wide = [b for b in blocks if b["wide"]]
     assert wide, "at 390 px some code is wider than the page"
     assert all(b["tabindex"] == "0" for b in wide), blocks
-    context.close()
