@@ -78,7 +78,7 @@ def origin(server):
 
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-WORKERS = 2  # browsers loading pages side by side, beside the other tests (one: the loads end last, 7 s later)
+WORKERS = 2  # browsers loading pages side by side, beside the other tests (with one, the loads ended last)
 
 
 def launch(p):
