@@ -1,5 +1,6 @@
 """The site as a whole: strict build, every rendered block tested, figures computed, CI config."""
 
+import json
 import os
 import re
 import shutil
@@ -273,6 +274,38 @@ def test_highlighting_is_memoised_and_gives_what_pygments_gives():
         assert (
             render_cache.highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)) == expected
         )
+
+
+def test_the_highlighting_memo_on_disk_is_used_only_as_it_was_written(tmp_path):
+    from qkvsite.hooks.render_cache import load_memo, save_memo
+
+    path = tmp_path / "highlight.json"
+    save_memo({"k": "<span>x</span>"}, path)
+    assert load_memo(path) == {"k": "<span>x</span>"}
+    path.write_text(path.read_text(encoding="utf-8").replace("<span>x", "<span>y"), encoding="utf-8")
+    assert load_memo(path) == {}  # edited
+    save_memo({"k": "<span>x</span>"}, path)
+    path.write_text(path.read_text(encoding="utf-8")[:30], encoding="utf-8")
+    assert load_memo(path) == {}  # truncated
+    save_memo({"k": "<span>x</span>"}, path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "version": "pygments 0.0"}), encoding="utf-8")
+    assert load_memo(path) == {}  # another Pygments or filter
+
+
+def test_the_sites_python_blocks_are_memoised(monkeypatch):
+    # an option whose repr holds an address (a filter without __repr__) would leave every block out of the memo
+    import markdown
+    from mkdocs.config import load_config
+
+    from qkvsite.hooks import render_cache
+
+    monkeypatch.setitem(render_cache._state, "memo", {})
+    monkeypatch.setitem(render_cache._state, "changed", False)
+    mkdocs = load_config(str(ROOT / "mkdocs.yml"))
+    md = markdown.Markdown(extensions=mkdocs.markdown_extensions, extension_configs=mkdocs.mdx_configs)
+    assert 'class="language-python highlight"' in md.convert("```python\nx = 1\n```\n")
+    assert len(render_cache._state["memo"]) == 1
 
 
 def test_search_entries_taken_from_the_cache_equal_a_fresh_parse(tmp_path, monkeypatch):

@@ -3,4 +3,4 @@
 The handlers live in qkvsite.hooks.render_cache; this file only hands them to MkDocs.
 """
 
-from qkvsite.hooks.render_cache import on_env  # noqa: F401
+from qkvsite.hooks.render_cache import on_env, on_post_build  # noqa: F401

@@ -7,16 +7,26 @@
 - Both editions show the same code blocks, and a rebuild highlights every block
   of every page again. pymdownx.highlight calls ``pygments.highlight`` through
   its module; that name is wrapped with a memo keyed by the code, the lexer and
-  every formatter option, so a block is highlighted once per process.
+  every formatter option, so a block is highlighted once per process. The
+  memo is kept on disk (``.cache/highlight.json``) for the next build, under a
+  key that also holds Pygments' version and the site's filter
+  (``qkvsite/highlight.py``); a file whose checksum does not match its entries
+  (edited, truncated) is not used.
   ``tests/test_site.py`` checks that the wrap is in place and changes nothing.
 """
 
+import hashlib
+import json
+from pathlib import Path
+
+import pygments
 import pymdownx.highlight
 from jinja2 import FileSystemBytecodeCache
 
 from qkvsite import config as site
 
 JINJA_CACHE = site.ROOT / ".cache" / "jinja"
+HIGHLIGHT_CACHE = site.ROOT / ".cache" / "highlight.json"
 
 _pygments_highlight = pymdownx.highlight.highlight
 
@@ -25,28 +35,67 @@ def _frozen(options: dict) -> tuple:
     return tuple(sorted((key, repr(value)) for key, value in options.items()))
 
 
+def _name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def highlight(code, lexer, formatter, outfile=None):
     """pygments.highlight, memoised: the same code, lexer and formatter options give the same HTML."""
     if outfile is not None:
         return _pygments_highlight(code, lexer, formatter, outfile)
     try:
-        key = (type(lexer), _frozen(lexer.options), type(formatter), _frozen(formatter.options))
-        hash(key)
+        options = (_name(type(lexer)), _frozen(lexer.options), _name(type(formatter)), _frozen(formatter.options))
     except TypeError:
         return _pygments_highlight(code, lexer, formatter)
-    return _cached(code, *key, lexer, formatter)
+    if any(" at 0x" in value for _, value in options[1] + options[3]):
+        return _pygments_highlight(code, lexer, formatter)  # an option without a stable repr: no memo
+    key = hashlib.sha256(repr((code, options)).encode()).hexdigest()
+    memo = _memo()
+    if key not in memo:
+        if len(memo) > 8192:
+            memo.clear()
+        memo[key] = _pygments_highlight(code, lexer, formatter)
+        _state["changed"] = True
+    return memo[key]
 
 
-_memo: dict = {}
+def _version() -> str:
+    """What else makes the HTML: Pygments, and the site's filter."""
+    source = (Path(__file__).resolve().parents[1] / "highlight.py").read_bytes()
+    return f"pygments {pygments.__version__} " + hashlib.sha256(source).hexdigest()
 
 
-def _cached(code, lexer_class, lexer_options, formatter_class, formatter_options, lexer, formatter):
-    key = (code, lexer_class, lexer_options, formatter_class, formatter_options)
-    if key not in _memo:
-        if len(_memo) > 8192:
-            _memo.clear()
-        _memo[key] = _pygments_highlight(code, lexer, formatter)
-    return _memo[key]
+def _checksum(entries: dict) -> str:
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+
+
+def load_memo(path: Path = HIGHLIGHT_CACHE) -> dict:
+    """The memo a build left on disk, or an empty one: another version, a changed or broken file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = data["entries"]
+        if data["version"] == _version() and data["checksum"] == _checksum(entries):
+            return entries
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return {}
+
+
+def save_memo(entries: dict, path: Path = HIGHLIGHT_CACHE) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    data = {"version": _version(), "checksum": _checksum(entries), "entries": entries}
+    temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    temporary.replace(path)
+
+
+_state: dict = {"memo": None, "changed": False}
+
+
+def _memo() -> dict:
+    if _state["memo"] is None:
+        _state["memo"] = load_memo()
+    return _state["memo"]
 
 
 pymdownx.highlight.highlight = highlight
@@ -56,3 +105,9 @@ def on_env(env, config, files):
     JINJA_CACHE.mkdir(parents=True, exist_ok=True)
     env.bytecode_cache = FileSystemBytecodeCache(str(JINJA_CACHE))
     return env
+
+
+def on_post_build(config):
+    if _state["changed"]:
+        save_memo(_state["memo"])
+        _state["changed"] = False
