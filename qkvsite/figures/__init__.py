@@ -97,7 +97,7 @@ def _scheme_colours() -> dict[str, dict[str, str]]:
 
 
 SCHEME_COLOURS = _scheme_colours()
-# unusual colours (saturated magenta, no colormap's) that the drawing uses in place of the scheme's colours
+# unusual colours (a saturated magenta) that the drawing uses in place of the scheme's colours
 PLACEHOLDERS = {name: f"#fe01{i:02x}" for i, name in enumerate(SCHEME_COLOURS, start=0x80)}
 _drawing = ContextVar("drawing", default=False)
 
@@ -115,11 +115,6 @@ def palette() -> dict[str, str]:
 def placeholder_style() -> dict:
     """rcParams that draw every scheme-dependent colour as its placeholder."""
     return {key: PLACEHOLDERS[key] for key in RC_ROLES}
-
-
-def style(scheme: str) -> dict:
-    """rcParams of a scheme: the dark one recolours backgrounds, text, axes and legends."""
-    return {} if scheme == "light" else {key: SCHEME_COLOURS[key][scheme] for key in RC_ROLES}
 
 
 def recolour(svg: bytes, scheme: str) -> bytes:
