@@ -67,5 +67,5 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.site)
-    last = [item for item in items if "visits" in getattr(item, "fixturenames", ())]
-    items[:] = [item for item in items if item not in last] + last
+    reads_visits = lambda item: "visits" in getattr(item, "fixturenames", ())  # noqa: E731
+    items[:] = [item for item in items if not reads_visits(item)] + [item for item in items if reads_visits(item)]

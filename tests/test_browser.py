@@ -392,17 +392,17 @@ SEARCHES = [
 @pytest.fixture(scope="session")
 def search_pages(browser, origin):
     """One open page per start page of SEARCHES: each query is typed into the same search box, after the last."""
-    visits = {}
+    opened = {}
 
     def open_search(start):
-        if start not in visits:
-            visit = visits[start] = Visit(browser.new_context(), origin)
+        if start not in opened:
+            visit = opened[start] = Visit(browser.new_context(), origin)
             visit.page.goto(origin + start, wait_until="networkidle")
             visit.page.locator("label.md-search__icon, .md-search__input").first.click()
-        return visits[start].page
+        return opened[start].page
 
     yield open_search
-    for start, visit in visits.items():
+    for start, visit in opened.items():
         assert visit.blocked == [] and visit.failed == [] and visit.errors == [], start
         visit.page.context.close()
 

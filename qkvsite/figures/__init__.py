@@ -314,16 +314,16 @@ def render(name: str, lang: str, scheme: str = "light") -> bytes:
     if path.is_file():
         return path.read_bytes()
     drawing = _draw(name, lang)
+    svgs = {each: recolour(drawing, each) for each in SCHEMES}  # one drawing gives every scheme: store them all
     CACHE.mkdir(parents=True, exist_ok=True)
-    for each in SCHEMES:  # one drawing gives every scheme: store them all
-        svg = recolour(drawing, each)
+    for each, svg in svgs.items():
         for stale in CACHE.glob(f"{name}.{lang}.{each}.*.svg"):
             stale.unlink()
         target = cached_path(name, lang, each)
         temporary = target.with_suffix(".tmp")
         temporary.write_bytes(svg)
         temporary.replace(target)  # a build stopped halfway leaves no truncated figure behind
-    return recolour(drawing, scheme)
+    return svgs[scheme]
 
 
 # Below this many missing figures, drawing them here is quicker than starting worker processes (each imports
@@ -342,7 +342,7 @@ class Prerender:
 
     def __init__(self, languages: list[str], workers: int = 2):
         load_all()
-        jobs: dict[str, list[tuple[str, str, str]]] = {}
+        jobs: dict[str, list[tuple[str, str]]] = {}  # example -> (figure, language) pairs
         for name, spec in FIGURES.items():
             for lang in languages:
                 if not all(cached_path(name, lang, scheme).is_file() for scheme in SCHEMES):
