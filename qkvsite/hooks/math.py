@@ -23,22 +23,35 @@ DISPLAY = re.compile(r'<div class="arithmatex">\\\[(.*?)\\\]</div>', re.S)
 # latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, spaced and read as one;
 # a function name is an identifier (MathML: <mi>), like the <mi>exp</mi> of \exp
 OPERATOR_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
-MATH = re.compile(r"(<math\b[^>]*>)(.*)(</math>)", re.S)
-ANNOTATED = re.compile(r'<math\b.*?<annotation encoding="application/x-tex">(.*?)</annotation>.*?</math>', re.S)
+MATH = re.compile(r"(<math\b[^>]*)>(.*)(</math>)", re.S)
+WITH_TEX = re.compile(r'<math\b[^>]*\bdata-tex="([^"]*)"[^>]*>.*?</math>', re.S)
+TAG = re.compile(r"<(/?)mrow>")
+
+
+def _unwrapped(content: str) -> str:
+    """The content without an <mrow> around all of it: <math> already groups its children as one row."""
+    if not (content.startswith("<mrow>") and content.endswith("</mrow>")):
+        return content
+    depth = 0
+    for match in TAG.finditer(content):
+        depth += -1 if match[1] else 1
+        if depth == 0:
+            return content[6:-7] if match.end() == len(content) else content
+    return content
 
 
 @lru_cache(maxsize=4096)
 def mathml(tex: str, display: str) -> str:
-    """The MathML of one formula. Its TeX rides along as an annotation, which ``<semantics>`` keeps out of view
-    (as KaTeX's MathML does), so that places that need text (the search index, link previews) can write the formula
-    out: ``plain_html``."""
+    """The MathML of one formula. Its TeX rides along in a ``data-tex`` attribute (an attribute, not an
+    ``<annotation>``: every element costs the browser style and layout time), so that places that need text (the
+    search index, link previews) can write the formula out: ``plain_html``."""
     try:
         converted = convert(tex, display=display)
     except Exception as error:  # latex2mathml raises its own error types for TeX it cannot read
         raise ValueError(f"cannot typeset ${tex}$: {error}") from error
     converted = OPERATOR_NAME.sub(r"<mi>\1</mi>", converted)
-    annotation = f'<annotation encoding="application/x-tex">{html.escape(tex, quote=False)}</annotation>'
-    return MATH.sub(lambda m: f"{m[1]}<semantics><mrow>{m[2]}</mrow>{annotation}</semantics>{m[3]}", converted)
+    source = html.escape(tex, quote=True)
+    return MATH.sub(lambda m: f'{m[1]} data-tex="{source}">{_unwrapped(m[2])}{m[3]}', converted)
 
 
 def typeset(content: str) -> str:
@@ -101,7 +114,7 @@ def plain(text: str) -> str:
 
 def plain_html(content: str) -> str:
     """HTML with each formula (MathML) replaced by its plain text: for the search index and link previews."""
-    return ANNOTATED.sub(lambda m: html.escape(plain_tex(html.unescape(m[1])), quote=False), content)
+    return WITH_TEX.sub(lambda m: html.escape(plain_tex(html.unescape(m[1])), quote=False), content)
 
 
 def on_page_content(content, page, config, files):
