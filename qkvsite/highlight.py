@@ -32,3 +32,21 @@ class Lighter(Filter):
             merged.append(value)
         if merged:
             yield merged_type, "".join(merged)
+
+
+def lighter_notebooks() -> None:
+    """The notebook pages' code cells get the filter too.
+
+    mkdocs-jupyter highlights a code cell with nbconvert's ``_pygments_highlight``, under that name in its own
+    module; the name is wrapped to give the lexer the filter. Called where mkdocs-jupyter renders: the build
+    (qkvsite.hooks.notebooks) and its render workers (qkvsite.notebooks.render_page).
+    """
+    import mkdocs_jupyter.nbconvert2 as nbconvert2
+    from nbconvert.filters.highlight import _pygments_highlight
+
+    def highlight(source, output_formatter, language="ipython", metadata=None, **lexer_options):
+        return _pygments_highlight(source, output_formatter, language, metadata, filters=[Lighter()], **lexer_options)
+
+    highlight.qkv_lighter = True
+    if not getattr(nbconvert2._pygments_highlight, "qkv_lighter", False):
+        nbconvert2._pygments_highlight = highlight

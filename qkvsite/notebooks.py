@@ -273,8 +273,10 @@ def store_outputs(chapter: str, key: str, outputs: list) -> None:
 
 
 def execute(code: list[str]) -> list:
-    """Run the cells top to bottom in a fresh kernel, in an empty directory; return each cell's outputs."""
+    """Run the cells top to bottom in a fresh kernel (``qkvsite.kernel``) in an empty directory: each cell's outputs."""
     from nbclient import NotebookClient
+
+    from qkvsite.kernel import PreloadedKernelManager
 
     notebook = nbformat.v4.new_notebook(metadata={"kernelspec": KERNEL})
     notebook.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)]
@@ -283,6 +285,7 @@ def execute(code: list[str]) -> list:
             notebook,
             timeout=600,
             kernel_name="python3",
+            kernel_manager_class=PreloadedKernelManager,  # forked with torch imported: no import per chapter
             allow_errors=False,
             resources={"metadata": {"path": empty}},
             shutdown_kernel="immediate",  # the outputs are in: a graceful shutdown only waits (about a second)
@@ -431,6 +434,31 @@ def build_notebooks(
             write_if_changed(GENERATED / edition.download, download)
             editions.append(edition)
     return editions
+
+
+# --- the notebook pages, rendered as mkdocs-jupyter renders them --------------------------------
+
+# mkdocs-jupyter's options that its rendering (convert.nb2html) takes, under the names of its config
+RENDER_OPTIONS = (
+    "execute", "kernel_name", "theme", "allow_errors", "show_input", "no_input", "no_prompt", "remove_tag_config",
+    "highlight_extra_classes", "include_requirejs", "custom_mathjax_url",
+)  # fmt: skip
+
+
+def render_page(path: str, options: dict, templates_dir: str) -> dict:
+    """What mkdocs-jupyter caches for the notebook page at ``path``: its HTML, contents and title, made by its
+    own functions with its config's ``options`` (and ``toc_depth``); callable in a worker process."""
+    import mkdocs_jupyter.config
+    from mkdocs_jupyter import convert
+    from mkdocs_jupyter.plugin import _get_nb_toc_tokens
+
+    from qkvsite.highlight import lighter_notebooks
+
+    mkdocs_jupyter.config.settings.templates_dir = templates_dir
+    lighter_notebooks()
+    body = convert.nb2html(path, **{name: options[name] for name in RENDER_OPTIONS})
+    toc_tokens, title = _get_nb_toc_tokens(path, options["toc_depth"])
+    return {"content": body, "toc_tokens": toc_tokens, "title": title}
 
 
 if __name__ == "__main__":  # python -m qkvsite.notebooks publish <site dir> <out dir>

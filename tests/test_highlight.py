@@ -51,3 +51,19 @@ def test_the_built_pages_use_the_lighter_highlighting(site):
     page = (Path(site) / "scaled-dot-product" / "index.html").read_text(encoding="utf-8")
     assert '<span class="n">' not in page and '<span class="o">' not in page
     assert '<span class="k">' in page  # still highlighted
+
+
+def test_the_notebook_pages_code_cells_use_the_lighter_highlighting_and_keep_their_code(site):
+    import html
+
+    import nbformat
+
+    for lang in ("zh", "en"):
+        prefix = "" if lang == "zh" else "en/"
+        page = (Path(site) / prefix / "notebooks" / "scaled-dot-product" / "index.html").read_text(encoding="utf-8")
+        cells = re.findall(r'<div class="highlight-ipynb[^"]*"><pre>(.*?)</pre>', page, re.S)
+        notebook = nbformat.read(ROOT / "docs" / "notebooks" / f"scaled-dot-product.{lang}.ipynb", as_version=4)
+        code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+        assert [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip("\n") for cell in cells] == code
+        assert '<span class="n">' not in page and '<span class="o">' not in page
+        assert '<span class="k">' in page

@@ -125,6 +125,29 @@ def test_a_cell_that_raises_fails_the_execution():
         notebooks.execute(["x = 1", "1 / 0"])
 
 
+KERNEL_FACTS = """\
+import os, sys
+shell = get_ipython().__class__.__name__
+print(shell, os.getpid(), os.getsid(0) == os.getpid(), os.listdir("."), "torch" in sys.modules)
+print(os.environ.get("QKV_KERNEL_TEST"), "x" in globals())
+x = 1"""
+
+
+def test_a_chapter_runs_in_a_fresh_ipython_kernel_of_its_own(monkeypatch):
+    # forked from the preloaded server (qkvsite.kernel): a process and session of its own, ipykernel's shell, an
+    # empty working directory, the environment of the build, nothing left from an earlier kernel
+    import os
+
+    monkeypatch.setenv("QKV_KERNEL_TEST", "seen")
+    runs = [notebooks.execute([KERNEL_FACTS])[0][0]["text"].splitlines() for _ in range(2)]
+    for facts, env in runs:
+        shell, pid, leader, listing, preloaded = facts.split(" ")
+        assert (shell, leader, listing, preloaded) == ("ZMQInteractiveShell", "True", "[]", "True")
+        assert int(pid) != os.getpid()
+        assert env == "seen False"
+    assert runs[0][0].split(" ")[1] != runs[1][0].split(" ")[1]
+
+
 def test_an_edited_rendering_is_rendered_again(tmp_path):
     from qkvsite.hooks.notebooks import check_render_cache, write_render_manifest
 
@@ -147,6 +170,46 @@ def test_renderings_made_with_another_template_are_rendered_again(tmp_path, monk
     edited.write_text(hook.TEMPLATE.read_text(encoding="utf-8") + "<!-- edited -->", encoding="utf-8")
     monkeypatch.setattr(hook, "TEMPLATE", edited)
     assert [p.name for p in hook.check_render_cache(tmp_path)] == ["a.json"]
+
+
+def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_itself(site, tmp_path, monkeypatch):
+    # `site` first: the notebook pages exist. The build renders them ahead (hooks.notebooks.prerender); an entry
+    # must be byte for byte what mkdocs-jupyter, set up as the build sets it, would render and cache, under the
+    # key it looks up
+    from types import SimpleNamespace
+
+    import mkdocs_jupyter.config
+    import mkdocs_jupyter.nbconvert2
+    from mkdocs_jupyter.plugin import Plugin
+
+    from qkvsite.hooks import notebooks as hook
+
+    for module, name in [
+        (mkdocs_jupyter.config.settings, "templates_dir"),
+        (mkdocs_jupyter.nbconvert2, "_pygments_highlight"),
+    ]:
+        monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
+    hook.on_config(None)  # as the build sets mkdocs-jupyter up: the site's template, the lighter highlighting
+    plugin = Plugin()
+    errors, _ = plugin.load_config({**config._plugin("mkdocs-jupyter"), "cache_dir": str(tmp_path / "own")})
+    assert not errors
+    plugin.on_pre_build(None)
+    editions = [notebooks.Edition(chapters()[0], lang) for lang in LANGS]
+    for edition in editions:
+        source = str(notebooks.GENERATED / edition.page)
+        page = SimpleNamespace(file=SimpleNamespace(abs_src_path=source, src_path=edition.page), abs_url="/")
+        plugin.on_pre_page(page, None, None)
+        page.render(None, None)  # mkdocs-jupyter renders the page and writes its cache entry
+    own = [path.read_bytes() for path in sorted((tmp_path / "own").glob("*.json"))]
+
+    monkeypatch.setattr(hook, "CACHE", tmp_path / "ahead")
+    monkeypatch.setattr(hook, "PARALLEL_FROM", 1)
+    written = hook.prerender(plugin.config, editions)
+    assert [path.parent.name for path in written] == LANGS
+    assert sorted(path.name for path in written) == sorted(path.name for path in (tmp_path / "own").glob("*.json"))
+    assert sorted(path.read_bytes() for path in written) == sorted(own)
+    for lang in LANGS:  # the manifest vouches for them: the next build's check keeps them
+        assert hook.check_render_cache(tmp_path / "ahead" / "mkdocs-jupyter" / lang) == []
 
 
 def test_a_rebuild_makes_again_only_the_chapters_whose_sources_changed(site, monkeypatch):

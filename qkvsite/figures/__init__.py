@@ -350,11 +350,12 @@ class Prerender:
         self.count = sum(len(group) for group in jobs.values())
         self.futures = []
         if self.count >= PARALLEL_FROM:
-            import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            # spawn: a fresh interpreter, not a fork of a build that may hold threads and locks
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+            from qkvsite.kernel import preloaded, use_threads
+
+            # forked from a server that only imported torch, not from a build that may hold threads and locks
+            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=preloaded(), initializer=use_threads)
             # one task per example, the largest first: it runs once and draws all of its figures
             for group in sorted(jobs.values(), key=len, reverse=True):
                 self.futures.append(self.pool.submit(_render_all, group))

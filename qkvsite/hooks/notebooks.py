@@ -11,30 +11,37 @@ the cells only, without JupyterLab's stylesheet and scripts). It caches each
 rendering by the notebook's content, in a directory per language (its eviction
 would otherwise drop the other language's entries). Its cache entries are not
 checked by mkdocs-jupyter and its key leaves out the template: a manifest
-written after each build, with each entry's checksum and the template's, makes
-a changed or truncated entry, or every entry of another template, be deleted, so
-it is rendered again rather than served.
+written after each build, with each entry's checksum and those of the template
+and the highlighting filter, makes a changed or truncated entry, or every entry
+of another template or filter, be deleted, so it is rendered again rather than
+served. A clean build renders the pages into that cache in two worker processes
+(``prerender``), as mkdocs-jupyter itself would.
 """
 
 import hashlib
 import json
 import shutil
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from pathlib import Path
 from types import SimpleNamespace
 
 import mkdocs_jupyter
 import mkdocs_jupyter.config
 from mkdocs.plugins import event_priority
-from mkdocs_jupyter.plugin import NotebookFile
+from mkdocs_jupyter.plugin import NotebookFile, _compute_cache_key, _get_cache_path
 
 from qkvsite import config as site
 from qkvsite.figures import Prerender
+from qkvsite.highlight import lighter_notebooks
 from qkvsite.hooks import building
-from qkvsite.notebooks import CACHE, Edition, build_notebooks
+from qkvsite.kernel import preloaded
+from qkvsite.notebooks import CACHE, GENERATED, RENDER_OPTIONS, Edition, build_notebooks, render_page
 
 _editions: list[Edition] = []
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "mkdocs_html" / "notebook.html.j2"
+HIGHLIGHT = Path(__file__).resolve().parent.parent / "highlight.py"  # its filter is in every code cell
 JUPYTER_TEMPLATES = Path(mkdocs_jupyter.__file__).parent / "templates"  # mkdocs-jupyter's own
 
 
@@ -57,6 +64,11 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _renderer() -> str:
+    """What renders a page besides mkdocs-jupyter's cache key: the template and the highlighting filter."""
+    return _digest(TEMPLATE) + _digest(HIGHLIGHT)
+
+
 def check_render_cache(directory: Path) -> list[Path]:
     """Delete every entry the manifest does not vouch for; return what was deleted."""
     manifest_path = directory / "manifest.json"
@@ -64,8 +76,8 @@ def check_render_cache(directory: Path) -> list[Path]:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         manifest = {}
-    if manifest.get("template") != _digest(TEMPLATE):
-        manifest = {}  # rendered with another template
+    if manifest.get("template") != _renderer():
+        manifest = {}  # rendered with another template or filter
     dropped = [p for p in directory.glob("*.json") if p != manifest_path and manifest.get(p.name) != _digest(p)]
     for path in dropped:
         path.unlink()
@@ -75,12 +87,57 @@ def check_render_cache(directory: Path) -> list[Path]:
 def write_render_manifest(directory: Path) -> None:
     if directory.is_dir():
         entries = {p.name: _digest(p) for p in directory.glob("*.json") if p.name != "manifest.json"}
-        entries["template"] = _digest(TEMPLATE)
+        entries["template"] = _renderer()
         (directory / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
+
+
+def _vouch(directory: Path, entries: list[Path]) -> None:
+    """Add entries this build wrote to the directory's manifest (already checked by check_render_cache)."""
+    manifest_path = directory / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    manifest.update({path.name: _digest(path) for path in entries}, template=_renderer())
+    manifest_path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+
+PARALLEL_FROM = 4  # fewer pages to render (an edit under `mkdocs serve`): mkdocs-jupyter renders them itself
+
+
+def prerender(options, editions: list[Edition]) -> list[Path]:
+    """Every notebook page missing from mkdocs-jupyter's cache, rendered into it in worker processes.
+
+    mkdocs-jupyter renders one page at a time in the build's process (about 0.4 s each); here two workers make
+    the same entries, with its own functions and cache keys, and the entries join the manifest. Returns them.
+    """
+    if options["execute"]:
+        raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
+    todo: dict[Path, Path] = {}  # cache entry -> notebook page
+    for edition in editions:
+        directory = CACHE / "mkdocs-jupyter" / edition.lang
+        directory.mkdir(parents=True, exist_ok=True)
+        check_render_cache(directory)
+        source = GENERATED / edition.page
+        entry = _get_cache_path(directory, _compute_cache_key(str(source), options, options["execute"]))
+        if not entry.exists():
+            todo[entry] = source
+    if len(todo) < PARALLEL_FROM:
+        return []
+    wanted = {name: options[name] for name in (*RENDER_OPTIONS, "toc_depth")}
+    templates_dir = mkdocs_jupyter.config.settings.templates_dir
+    with ProcessPoolExecutor(max_workers=2, mp_context=preloaded()) as pool:
+        rendered = pool.map(render_page, map(str, todo.values()), repeat(wanted), repeat(templates_dir))
+        for entry, data in zip(todo, rendered, strict=True):
+            entry.write_text(json.dumps(data), encoding="utf-8")  # as mkdocs-jupyter writes it
+    for directory in {entry.parent for entry in todo}:
+        _vouch(directory, [entry for entry in todo if entry.parent == directory])
+    return list(todo)
 
 
 def on_config(config):
     mkdocs_jupyter.config.settings.templates_dir = str(templates())  # read by mkdocs-jupyter at each rendering
+    lighter_notebooks()
 
 
 @event_priority(100)
@@ -92,6 +149,8 @@ def on_pre_build(config):
             _editions[:] = build_notebooks(site_url=config.site_url, figures_ready=figures.wait)
         finally:
             figures.wait()
+        if (jupyter := config.plugins.get("mkdocs-jupyter")) is not None:
+            prerender(jupyter.config, _editions)
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         directory = _render_cache(config)
