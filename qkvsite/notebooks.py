@@ -453,9 +453,11 @@ def render_page(path: str, options: dict, templates_dir: str) -> dict:
     from mkdocs_jupyter.plugin import _get_nb_toc_tokens
 
     from qkvsite.highlight import lighter_notebooks
+    from qkvsite.hooks.render_cache import cache_nbconvert_templates
 
     mkdocs_jupyter.config.settings.templates_dir = templates_dir
     lighter_notebooks()
+    cache_nbconvert_templates()
     body = convert.nb2html(path, **{name: options[name] for name in RENDER_OPTIONS})
     toc_tokens, title = _get_nb_toc_tokens(path, options["toc_depth"])
     return {"content": body, "toc_tokens": toc_tokens, "title": title}

@@ -157,3 +157,24 @@ def test_figure_formulas_are_set_in_fonts_the_browser_has():
     assert b"DejaVu Sans" in check_fonts(drawn(label), "test")
     with pytest.raises(ValueError, match="STIXSizeOneSym"):  # matplotlib's default draws the radical from STIX
         check_fonts(drawn(label, **{"mathtext.fontset": "dejavusans", "mathtext.fallback": "cm"}), "test")
+
+
+def test_figure_formulas_are_parsed_once_per_process_and_again_under_other_fonts():
+    import matplotlib.pyplot as plt
+
+    from qkvsite.figures import _formula, render_svg, setup_fonts
+
+    def drawn(label, **rc):
+        setup_fonts()
+        with plt.rc_context(rc):
+            fig = plt.figure(figsize=(3, 1))
+            fig.text(0.1, 0.5, label)
+            return render_svg(fig)
+
+    label = "$W^{Q}_{test} \\cdot \\sqrt{d_{test}}$"
+    first = drawn(label)
+    hits = _formula.cache_info().hits
+    assert drawn(label) == first  # another figure, another renderer: the parse is reused
+    assert _formula.cache_info().hits > hits
+    serif = drawn(label, **{"mathtext.it": "DejaVu Serif:italic"})
+    assert serif != first and b"DejaVu Serif" in serif  # other fonts: parsed again, not taken from the cache

@@ -46,7 +46,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import font_manager  # noqa: E402
+from matplotlib import font_manager, mathtext  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = ROOT / "snippets"
@@ -272,6 +272,31 @@ def setup_fonts() -> str:
         }
     )
     return name
+
+
+_parse_cached = mathtext.MathTextParser._parse_cached
+_parse_formula = getattr(_parse_cached, "original", None) or _parse_cached.__wrapped__  # this module reloaded
+_PARSER_OUTPUT = {"vector": "path", "raster": "agg"}
+
+
+@functools.lru_cache(4096)
+def _formula(output_type: str, rc: tuple, *key):
+    return _parse_formula(mathtext.MathTextParser(_PARSER_OUTPUT[output_type]), *key)
+
+
+def _shared_formula_cache(parser, *key):
+    """matplotlib's parse of a formula ($W^Q$), memoised for every renderer of the process.
+
+    matplotlib keeps the 50 latest parses of each renderer's parser, and every figure (and savefig's tight-bbox
+    pass) has a renderer of its own: each label was parsed again, a sixth of the drawing time. The parse
+    depends on the parser's output type, the arguments and the mathtext rcParams (the fonts of a fontset).
+    """
+    rc = tuple((name, str(value)) for name, value in matplotlib.rcParams.items() if name.startswith("mathtext."))
+    return _formula(parser._output_type, rc, *key)
+
+
+_shared_formula_cache.original = _parse_formula
+mathtext.MathTextParser._parse_cached = _shared_formula_cache
 
 
 FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")

@@ -35,6 +35,7 @@ from qkvsite import config as site
 from qkvsite.figures import Prerender
 from qkvsite.highlight import lighter_notebooks
 from qkvsite.hooks import building
+from qkvsite.hooks.render_cache import cache_nbconvert_templates
 from qkvsite.kernel import preloaded
 from qkvsite.notebooks import CACHE, GENERATED, RENDER_OPTIONS, Edition, build_notebooks, render_page
 
@@ -138,6 +139,7 @@ def prerender(options, editions: list[Edition]) -> list[Path]:
 def on_config(config):
     mkdocs_jupyter.config.settings.templates_dir = str(templates())  # read by mkdocs-jupyter at each rendering
     lighter_notebooks()
+    cache_nbconvert_templates()
 
 
 @event_priority(100)

@@ -4,6 +4,10 @@
   Jinja environment that compiles Material's templates again. A bytecode cache
   (``.cache/jinja/``, Jinja's own FileSystemBytecodeCache, keyed by template
   source) keeps the compiled templates.
+- nbconvert, which renders the notebook pages for mkdocs-jupyter, makes a new
+  Jinja environment for each page and compiles its templates again (a fifth
+  of a page's rendering): its environments get the same bytecode cache
+  (``cache_nbconvert_templates``, where the pages are rendered).
 - Both editions show the same code blocks, and a rebuild highlights every block
   of every page again. pymdownx.highlight calls ``pygments.highlight`` through
   its module; that name is wrapped with a memo keyed by the code, the lexer and
@@ -99,6 +103,24 @@ def _memo() -> dict:
 
 
 pymdownx.highlight.highlight = highlight
+
+
+def cache_nbconvert_templates() -> None:
+    """Every nbconvert Jinja environment of this process loads compiled templates from JINJA_CACHE."""
+    from nbconvert.exporters.templateexporter import TemplateExporter
+
+    create = TemplateExporter._create_environment
+    if getattr(create, "qkv_cached", False):
+        return
+
+    def _create_environment(self):
+        environment = create(self)
+        JINJA_CACHE.mkdir(parents=True, exist_ok=True)
+        environment.bytecode_cache = FileSystemBytecodeCache(str(JINJA_CACHE))
+        return environment
+
+    _create_environment.qkv_cached = True
+    TemplateExporter._create_environment = _create_environment
 
 
 def on_env(env, config, files):
