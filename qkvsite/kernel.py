@@ -2,18 +2,18 @@
 
 A chapter's notebook runs in a fresh IPython kernel (ipykernel, driven by
 nbclient over Jupyter's protocol), one per chapter. Starting one is mostly
-imports: ipykernel and torch take about two seconds of CPU each time, for
-every chapter of every clean build. Here each kernel is a process forked from
-one server (multiprocessing's forkserver) that imported them once; the kernel
+imports: torch and ipykernel take about a second of CPU each time, for every
+chapter of every clean build. Here each kernel is a process forked from one
+server (multiprocessing's forkserver) that imported them once; the kernel
 itself is ipykernel's own, started on the connection file jupyter_client
-wrote, in the working directory and environment it asked for. The figures'
-worker processes come from the same server.
+wrote, in the working directory and environment it asked for. The build's
+other worker processes (figures, notebook pages) come from the same server.
 
-The server imports torch and does nothing else: it runs no tensor code (no
-thread pool to inherit), and never touches CUDA, which a forked child could not
-use after its parent had. Each kernel gets its own session so that a
-signal meant for it (interrupt, kill) reaches no one else, and exits if the
-server does.
+The server imports and does nothing else: it runs no tensor code (no thread
+pool to inherit) and never touches CUDA, which a forked child could not use
+after its parent had. Each kernel gets a session of its own, so that a signal
+meant for it (interrupt, kill) reaches no one else, and exits when the server
+does.
 """
 
 from __future__ import annotations

@@ -114,11 +114,12 @@ def prerender(options, editions: list[Edition]) -> list[Path]:
     """
     if options["execute"]:
         raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
+    for lang in {edition.lang for edition in editions}:
+        (CACHE / "mkdocs-jupyter" / lang).mkdir(parents=True, exist_ok=True)
+        check_render_cache(CACHE / "mkdocs-jupyter" / lang)
     todo: dict[Path, Path] = {}  # cache entry -> notebook page
     for edition in editions:
         directory = CACHE / "mkdocs-jupyter" / edition.lang
-        directory.mkdir(parents=True, exist_ok=True)
-        check_render_cache(directory)
         source = GENERATED / edition.page
         entry = _get_cache_path(directory, _compute_cache_key(str(source), options, options["execute"]))
         if not entry.exists():
