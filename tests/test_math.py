@@ -141,17 +141,21 @@ def test_link_previews_and_search_results_read_formulas_as_text(site):
 # --- figures: mathtext --------------------------------------------------------------------------------------------
 
 
-def test_figure_formulas_are_set_in_fonts_the_browser_has():
+def drawn(label: str, **rc) -> bytes:
+    """The SVG of a small figure with one label, drawn as the site draws figures."""
     import matplotlib.pyplot as plt
 
-    from qkvsite.figures import check_fonts, render_svg, setup_fonts
+    from qkvsite.figures import render_svg, setup_fonts
 
-    def drawn(label, **rc):
-        setup_fonts()
-        with plt.rc_context(rc):
-            fig = plt.figure(figsize=(3, 1))
-            fig.text(0.1, 0.5, label)
-            return render_svg(fig)
+    setup_fonts()
+    with plt.rc_context(rc):
+        fig = plt.figure(figsize=(3, 1))
+        fig.text(0.1, 0.5, label)
+        return render_svg(fig)
+
+
+def test_figure_formulas_are_set_in_fonts_the_browser_has():
+    from qkvsite.figures import check_fonts
 
     label = "$S = Q K^\\top / \\sqrt{d_k}$：分数"
     assert b"DejaVu Sans" in check_fonts(drawn(label), "test")
@@ -160,16 +164,7 @@ def test_figure_formulas_are_set_in_fonts_the_browser_has():
 
 
 def test_figure_formulas_are_parsed_once_per_process_and_again_under_other_fonts():
-    import matplotlib.pyplot as plt
-
-    from qkvsite.figures import _formula, render_svg, setup_fonts
-
-    def drawn(label, **rc):
-        setup_fonts()
-        with plt.rc_context(rc):
-            fig = plt.figure(figsize=(3, 1))
-            fig.text(0.1, 0.5, label)
-            return render_svg(fig)
+    from qkvsite.figures import _formula
 
     label = "$W^{Q}_{test} \\cdot \\sqrt{d_{test}}$"
     first = drawn(label)
