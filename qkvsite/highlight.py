@@ -39,8 +39,7 @@ def lighter_notebooks() -> None:
     """The notebook pages' code cells get the filter too.
 
     mkdocs-jupyter highlights a code cell with nbconvert's ``_pygments_highlight``, under that name in its own
-    module; the name is wrapped to give the lexer the filter. Called where mkdocs-jupyter renders: the build
-    (qkvsite.hooks.notebooks) and its render workers (qkvsite.notebooks.render_page).
+    module; the name is wrapped to give the lexer the filter (qkvsite.notebooks.set_up_rendering).
     """
     import mkdocs_jupyter.nbconvert2 as nbconvert2
     from nbconvert.filters.highlight import _pygments_highlight

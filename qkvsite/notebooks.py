@@ -445,19 +445,26 @@ RENDER_OPTIONS = (
 )  # fmt: skip
 
 
-def render_page(path: str, options: dict, templates_dir: str) -> dict:
-    """What mkdocs-jupyter caches for the notebook page at ``path``: its HTML, contents and title, made by its
-    own functions with its config's ``options`` (and ``toc_depth``); callable in a worker process."""
+def set_up_rendering(templates_dir: str) -> None:
+    """mkdocs-jupyter as the site renders with it, in this process: the site's page template, the pages' lighter
+    highlighting, compiled templates kept. The build (qkvsite.hooks.notebooks) and its render workers call it."""
     import mkdocs_jupyter.config
-    from mkdocs_jupyter import convert
-    from mkdocs_jupyter.plugin import _get_nb_toc_tokens
 
     from qkvsite.highlight import lighter_notebooks
     from qkvsite.hooks.render_cache import cache_nbconvert_templates
 
-    mkdocs_jupyter.config.settings.templates_dir = templates_dir
+    mkdocs_jupyter.config.settings.templates_dir = templates_dir  # read by mkdocs-jupyter at each rendering
     lighter_notebooks()
     cache_nbconvert_templates()
+
+
+def render_page(path: str, options: dict, templates_dir: str) -> dict:
+    """What mkdocs-jupyter caches for the notebook page at ``path``: its HTML, contents and title, made by its
+    own functions with its config's ``options`` (and ``toc_depth``); callable in a worker process."""
+    from mkdocs_jupyter import convert
+    from mkdocs_jupyter.plugin import _get_nb_toc_tokens
+
+    set_up_rendering(templates_dir)
     body = convert.nb2html(path, **{name: options[name] for name in RENDER_OPTIONS})
     toc_tokens, title = _get_nb_toc_tokens(path, options["toc_depth"])
     return {"content": body, "toc_tokens": toc_tokens, "title": title}

@@ -54,11 +54,14 @@ def test_the_notebook_pages_code_cells_use_the_lighter_highlighting_and_keep_the
 
     import nbformat
 
-    for lang in ("zh", "en"):
-        prefix = "" if lang == "zh" else "en/"
-        page = (Path(site) / prefix / "notebooks" / "scaled-dot-product" / "index.html").read_text(encoding="utf-8")
+    from qkvsite import config
+    from qkvsite.notebooks import GENERATED, Edition
+
+    for lang in config.languages():
+        built = Path(site) / config.url_prefix(lang) / "notebooks" / "scaled-dot-product" / "index.html"
+        page = built.read_text(encoding="utf-8")
         cells = re.findall(r'<div class="highlight-ipynb[^"]*"><pre>(.*?)</pre>', page, re.S)
-        notebook = nbformat.read(ROOT / "docs" / "notebooks" / f"scaled-dot-product.{lang}.ipynb", as_version=4)
+        notebook = nbformat.read(GENERATED / Edition("scaled-dot-product", lang).page, as_version=4)
         code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
         assert [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip("\n") for cell in cells] == code
         assert not re.search(r'<span class="[nop]">', page)

@@ -180,7 +180,9 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
 
     import mkdocs_jupyter.config
     import mkdocs_jupyter.nbconvert2
+    from jinja2 import FileSystemBytecodeCache
     from mkdocs_jupyter.plugin import Plugin
+    from nbconvert.exporters import HTMLExporter
 
     from qkvsite.hooks import notebooks as hook
 
@@ -190,9 +192,6 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
     ]:
         monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
     hook.on_config(None)  # as the build sets mkdocs-jupyter up: the site's template, the lighter highlighting
-    from jinja2 import FileSystemBytecodeCache
-    from nbconvert.exporters import HTMLExporter
-
     assert isinstance(HTMLExporter().environment.bytecode_cache, FileSystemBytecodeCache)  # compiled once
     plugin = Plugin()
     errors, _ = plugin.load_config({**config._plugin("mkdocs-jupyter"), "cache_dir": str(tmp_path / "own")})

@@ -33,11 +33,17 @@ from mkdocs_jupyter.plugin import NotebookFile, _compute_cache_key, _get_cache_p
 
 from qkvsite import config as site
 from qkvsite.figures import Prerender
-from qkvsite.highlight import lighter_notebooks
 from qkvsite.hooks import building
-from qkvsite.hooks.render_cache import cache_nbconvert_templates
 from qkvsite.kernel import preloaded
-from qkvsite.notebooks import CACHE, GENERATED, RENDER_OPTIONS, Edition, build_notebooks, render_page
+from qkvsite.notebooks import (
+    CACHE,
+    GENERATED,
+    RENDER_OPTIONS,
+    Edition,
+    build_notebooks,
+    render_page,
+    set_up_rendering,
+)
 
 _editions: list[Edition] = []
 
@@ -92,17 +98,6 @@ def write_render_manifest(directory: Path) -> None:
         (directory / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
 
 
-def _vouch(directory: Path, entries: list[Path]) -> None:
-    """Add entries this build wrote to the directory's manifest (already checked by check_render_cache)."""
-    manifest_path = directory / "manifest.json"
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = {}
-    manifest.update({path.name: _digest(path) for path in entries}, template=_renderer())
-    manifest_path.write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-
-
 PARALLEL_FROM = 4  # fewer pages to render (an edit under `mkdocs serve`): mkdocs-jupyter renders them itself
 
 
@@ -110,7 +105,7 @@ def prerender(options, editions: list[Edition]) -> list[Path]:
     """Every notebook page missing from mkdocs-jupyter's cache, rendered into it in worker processes.
 
     mkdocs-jupyter renders one page at a time in the build's process (about 0.4 s each); here two workers make
-    the same entries, with its own functions and cache keys, and the entries join the manifest. Returns them.
+    the same entries, with its own functions and cache keys, and the manifest then vouches for them. Returns them.
     """
     if options["execute"]:
         raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
@@ -127,24 +122,23 @@ def prerender(options, editions: list[Edition]) -> list[Path]:
     if len(todo) < PARALLEL_FROM:
         return []
     wanted = {name: options[name] for name in (*RENDER_OPTIONS, "toc_depth")}
-    templates_dir = mkdocs_jupyter.config.settings.templates_dir
+    templates_dir = mkdocs_jupyter.config.settings.templates_dir  # as on_config set it
     with ProcessPoolExecutor(max_workers=2, mp_context=preloaded()) as pool:
         rendered = pool.map(render_page, map(str, todo.values()), repeat(wanted), repeat(templates_dir))
         for entry, data in zip(todo, rendered, strict=True):
             entry.write_text(json.dumps(data), encoding="utf-8")  # as mkdocs-jupyter writes it
     for directory in {entry.parent for entry in todo}:
-        _vouch(directory, [entry for entry in todo if entry.parent == directory])
+        write_render_manifest(directory)  # its other entries were checked above: the manifest vouches for all
     return list(todo)
 
 
 def on_config(config):
-    mkdocs_jupyter.config.settings.templates_dir = str(templates())  # read by mkdocs-jupyter at each rendering
-    lighter_notebooks()
-    cache_nbconvert_templates()
+    set_up_rendering(str(templates()))
 
 
 @event_priority(100)
 def on_pre_build(config):
+    jupyter = config.plugins.get("mkdocs-jupyter")
     if building(config) == site.default_language():  # the first pass builds every language's notebooks
         # the figures missing from their cache are drawn in worker processes while the notebooks run
         figures = Prerender(site.languages())
@@ -152,9 +146,8 @@ def on_pre_build(config):
             _editions[:] = build_notebooks(site_url=config.site_url, figures_ready=figures.wait)
         finally:
             figures.wait()
-        if (jupyter := config.plugins.get("mkdocs-jupyter")) is not None:
+        if jupyter is not None:
             prerender(jupyter.config, _editions)
-    jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         directory = _render_cache(config)
         directory.mkdir(parents=True, exist_ok=True)
