@@ -26,7 +26,9 @@ from functools import cache
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
-PRELOAD = ["torch", "ipykernel.kernelapp", __name__]
+# torch.distributed.tensor and torch._dynamo: imported by torch on first use (torch.testing.assert_close,
+# torch.nn.attention.bias, an optimizer's first step), about 1.2 s of CPU in each kernel that used them
+PRELOAD = ["torch", "torch.distributed.tensor", "torch._dynamo", "ipykernel.kernelapp", __name__]
 # torch threads per process: a build runs two kernels and two figure workers at once, and more threads than
 # cores make torch's threads wait on each other (the outputs do not depend on the count: the tests run the page
 # blocks with one thread and with every core's)
