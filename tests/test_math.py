@@ -173,3 +173,68 @@ def test_figure_formulas_are_parsed_once_per_process_and_again_under_other_fonts
     assert _formula.cache_info().hits > hits
     serif = drawn(label, **{"mathtext.it": "DejaVu Serif:italic"})
     assert serif != first and b"DejaVu Serif" in serif  # other fonts: parsed again, not taken from the cache
+
+
+# --- figures: text metrics and fonts, shared by every figure -------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["softmax(QKᵀ/√d_k)", "查询 Query 与键 Key", "$W^{Q}_{measured}$"])
+def test_a_shared_label_measure_is_matplotlibs_own(label):
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    from qkvsite.figures import _shared_text_metrics, setup_fonts
+
+    setup_fonts()
+    prop, ismath = FontProperties(size=13), label.startswith("$")
+    own = _shared_text_metrics.original(TextToPath(), label, prop, ismath)
+    assert TextToPath().get_text_width_height_descent(label, prop, ismath) == own
+
+
+def test_figure_labels_are_measured_once_per_process_and_again_under_other_fonts():
+    from qkvsite.figures import _text_metrics, setup_fonts
+
+    label = "a label measured once 只量一次"
+    first = drawn(label)
+    hits = _text_metrics.cache_info().hits
+    assert drawn(label) == first  # another figure, another renderer: the measure is reused
+    assert _text_metrics.cache_info().hits > hits
+    serif = drawn(label, **{"font.family": ["DejaVu Serif", setup_fonts()]})
+    assert serif != first and b"DejaVu Serif" in serif  # another font: measured again, not taken from the cache
+
+
+def test_a_shared_font_lookup_finds_what_matplotlib_finds_and_follows_the_font_rcparams():
+    import matplotlib
+    from matplotlib.font_manager import FontProperties, fontManager
+
+    from qkvsite.figures import _shared_font_lookup, setup_fonts
+
+    setup_fonts()
+    prop = FontProperties(family="sans-serif", weight="bold")
+    assert fontManager._find_fonts_by_props(prop) == _shared_font_lookup.original(fontManager, prop)
+    with matplotlib.rc_context({"font.sans-serif": ["DejaVu Sans Mono"]}):
+        assert "DejaVuSansMono" in str(fontManager._find_fonts_by_props(prop)[0])
+
+
+def test_figures_are_laid_out_by_the_svg_backend_even_after_a_link_preview_card():
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    from qkvsite import figures
+    from qkvsite.hooks.social import draw_card
+
+    canvases = []
+
+    def one_label(ns, lang):
+        fig = figures.plt.figure(figsize=(2, 1))
+        fig.text(0.1, 0.5, "Q K V")
+        canvases.append(type(fig.canvas))
+        return fig
+
+    figures.FIGURES["canvas-test"] = figures.Figure("canvas-test", "dot_product/two_vectors.py", one_label)
+    try:
+        first = figures._draw("canvas-test", "en")
+        assert draw_card("A title", "qkv", "en").startswith(b"\x89PNG")  # a PNG, drawn by Agg
+        assert figures._draw("canvas-test", "en") == first
+    finally:
+        del figures.FIGURES["canvas-test"]
+    assert canvases == [FigureCanvasSVG, FigureCanvasSVG]

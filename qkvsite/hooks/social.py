@@ -41,19 +41,17 @@ def card_path(page_url: str) -> str:
 
 
 def draw_card(title: str, site_name: str, lang: str) -> bytes:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
 
     from qkvsite.figures import setup_fonts
 
     setup_fonts()
-    fig = plt.figure(figsize=(WIDTH / 100, HEIGHT / 100), dpi=100)
+    fig = Figure(figsize=(WIDTH / 100, HEIGHT / 100), dpi=100)  # not pyplot's: saved as PNG, whatever its backend
     fig.patch.set_facecolor("#1a237e")
     ax = fig.add_axes([0, 0, 1, 1])
     ax.set_axis_off()
-    ax.add_patch(plt.Rectangle((0, 0), 0.025, 1, color="#ffab40", transform=ax.transAxes))
+    ax.add_patch(Rectangle((0, 0), 0.025, 1, color="#ffab40", transform=ax.transAxes))
     width = 16 if lang == "zh" else 30
     lines = textwrap.wrap(title, width=width)[:3]
     ax.text(0.07, 0.84, site_name, color="#c5cae9", fontsize=30, va="top", transform=ax.transAxes)
@@ -61,7 +59,6 @@ def draw_card(title: str, site_name: str, lang: str) -> bytes:
     ax.text(0.07, 0.1, TAGLINE[lang], color="#ffe0b2", fontsize=26, transform=ax.transAxes)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    plt.close(fig)
     return buffer.getvalue()
 
 
