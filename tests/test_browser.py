@@ -329,6 +329,12 @@ def chain_with_outputs(page_path):
     raise AssertionError(f"{page_path.name} has no such chain")
 
 
+@functools.cache
+def run_alone(code: str) -> subprocess.CompletedProcess:
+    """``code`` run by itself in a fresh Python; both editions copy the same code, which then runs once."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_continuation_copies_its_whole_chain_which_runs_alone_and_prints_the_page_output(page, origin, lang):
     index, chain = chain_with_outputs(DOCS / f"dot-product.{lang}.md")
@@ -340,7 +346,7 @@ def test_a_continuation_copies_its_whole_chain_which_runs_alone_and_prints_the_p
     button.click()
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == "\n\n".join(b.code.rstrip() for b in chain)
-    result = subprocess.run([sys.executable, "-c", copied], capture_output=True, text=True, timeout=120)
+    result = run_alone(copied)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "".join(b.expected_output for b in chain)
 
