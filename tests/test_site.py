@@ -137,6 +137,23 @@ def test_every_figure_is_used_and_none_is_committed():
     assert not re.search(r"\.(svg|png|jpe?g|gif)$", tracked, re.M), tracked
 
 
+@pytest.mark.parametrize("hook", sorted(p.stem for p in (ROOT / "overrides" / "hooks").glob("*.py")))
+def test_each_hook_file_hands_mkdocs_every_event_handler_of_its_module(hook):
+    import importlib.util
+    import inspect
+
+    from mkdocs.plugins import EVENTS
+
+    module = importlib.import_module(f"qkvsite.hooks.{hook}")
+    functions = inspect.getmembers(module, inspect.isfunction)
+    handlers = {name for name, _ in functions if name.removeprefix("on_") in EVENTS}
+    spec = importlib.util.spec_from_file_location(f"hook_file_{hook}", ROOT / "overrides" / "hooks" / f"{hook}.py")
+    hook_file = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook_file)  # as MkDocs loads it
+    handed = {name for name in dir(hook_file) if name.removeprefix("on_") in EVENTS}
+    assert handlers <= handed, f"overrides/hooks/{hook}.py does not hand MkDocs {sorted(handlers - handed)}"
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the failure on a machine without CUDA")
 def test_require_cuda_fails_without_cuda():
     result = subprocess.run(
