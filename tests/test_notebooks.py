@@ -178,7 +178,7 @@ def test_renderings_made_with_another_template_are_rendered_again(tmp_path, monk
 
 
 def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_itself(site, tmp_path, monkeypatch):
-    # `site` first: the notebook pages exist. The build renders them ahead (hooks.notebooks.prerender); an entry
+    # `site` first: the notebook pages exist. The build renders them ahead (hooks.notebooks.RenderAhead); an entry
     # must be byte for byte what mkdocs-jupyter, set up as the build sets it, would render and cache, under the
     # key it looks up
     from types import SimpleNamespace
@@ -212,7 +212,11 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
 
     monkeypatch.setattr(hook, "CACHE", tmp_path / "ahead")
     monkeypatch.setattr(hook, "PARALLEL_FROM", 1)
-    written = hook.prerender(plugin.config, editions)
+    ahead = hook.RenderAhead(plugin.config, editions)
+    first, *others = sorted(LANGS, key=lambda lang: lang != config.default_language())
+    written = ahead.wait(first)  # the first pass's pages, while the other languages' still render
+    assert [path.parent.name for path in written] == [first] and list(ahead.pending) == others
+    written += ahead.wait()
     assert [path.parent.name for path in written] == LANGS
     assert sorted(path.name for path in written) == sorted(path.name for path in (tmp_path / "own").glob("*.json"))
     assert sorted(path.read_bytes() for path in written) == sorted(own)

@@ -15,14 +15,13 @@ written after each build, with each entry's checksum and those of the template
 and the highlighting filter, makes a changed or truncated entry, or every entry
 of another template or filter, be deleted, so it is rendered again rather than
 served. A clean build renders the pages into that cache in two worker processes
-(``prerender``), as mkdocs-jupyter itself would.
+(``RenderAhead``), as mkdocs-jupyter itself would, while the build goes on.
 """
 
 import hashlib
 import json
 import shutil
 from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -101,35 +100,63 @@ def write_render_manifest(directory: Path) -> None:
 PARALLEL_FROM = 4  # fewer pages to render (an edit under `mkdocs serve`): mkdocs-jupyter renders them itself
 
 
-def prerender(options, editions: list[Edition]) -> list[Path]:
-    """Every notebook page missing from mkdocs-jupyter's cache, rendered into it in worker processes.
+class RenderAhead:
+    """Every notebook page missing from mkdocs-jupyter's cache, rendered into it in two worker processes.
 
-    mkdocs-jupyter renders one page at a time in the build's process (about 0.4 s each); here two workers make
-    the same entries, with its own functions and cache keys, and the manifest then vouches for them. Returns them.
+    mkdocs-jupyter renders one page at a time in the build's process (about 0.4 s each); the workers make the same
+    entries, with its own functions and cache keys, while the build goes on with the pages and the other
+    languages' passes. ``wait(lang)`` writes a language's entries, and the manifest that vouches for them, before
+    mkdocs-jupyter looks for the first of them (``on_pre_page``) or the language's pass checks its cache.
     """
-    if options["execute"]:
-        raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
-    for lang in {edition.lang for edition in editions}:
-        (CACHE / "mkdocs-jupyter" / lang).mkdir(parents=True, exist_ok=True)
-        check_render_cache(CACHE / "mkdocs-jupyter" / lang)
-    todo: dict[Path, Path] = {}  # cache entry -> notebook page
-    for edition in editions:
-        directory = CACHE / "mkdocs-jupyter" / edition.lang
-        source = GENERATED / edition.page
-        entry = _get_cache_path(directory, _compute_cache_key(str(source), options, options["execute"]))
-        if not entry.exists():
-            todo[entry] = source
-    if len(todo) < PARALLEL_FROM:
-        return []
-    wanted = {name: options[name] for name in (*RENDER_OPTIONS, "toc_depth")}
-    templates_dir = mkdocs_jupyter.config.settings.templates_dir  # as on_config set it
-    with ProcessPoolExecutor(max_workers=2, mp_context=preloaded()) as pool:
-        rendered = pool.map(render_page, map(str, todo.values()), repeat(wanted), repeat(templates_dir))
-        for entry, data in zip(todo, rendered, strict=True):
-            entry.write_text(json.dumps(data), encoding="utf-8")  # as mkdocs-jupyter writes it
-    for directory in {entry.parent for entry in todo}:
-        write_render_manifest(directory)  # its other entries were checked above: the manifest vouches for all
-    return list(todo)
+
+    def __init__(self, options, editions: list[Edition]):
+        if options["execute"]:
+            raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
+        todo: dict[str, dict[Path, Path]] = {}  # language -> cache entry -> notebook page
+        for edition in editions:
+            directory = CACHE / "mkdocs-jupyter" / edition.lang
+            if edition.lang not in todo:
+                directory.mkdir(parents=True, exist_ok=True)
+                check_render_cache(directory)
+                todo[edition.lang] = {}
+            source = GENERATED / edition.page
+            entry = _get_cache_path(directory, _compute_cache_key(str(source), options, options["execute"]))
+            if not entry.exists():
+                todo[edition.lang][entry] = source
+        self.pending: dict[str, list] = {}  # language -> (cache entry, rendering) pairs
+        self.pool = None
+        if sum(map(len, todo.values())) < PARALLEL_FROM:
+            return
+        wanted = {name: options[name] for name in (*RENDER_OPTIONS, "toc_depth")}
+        templates_dir = mkdocs_jupyter.config.settings.templates_dir  # as on_config set it
+        self.pool = ProcessPoolExecutor(max_workers=2, mp_context=preloaded())
+        for lang in sorted(todo, key=lambda lang: lang != site.default_language()):  # in the order the build needs
+            self.pending[lang] = [
+                (entry, self.pool.submit(render_page, str(source), wanted, templates_dir))
+                for entry, source in todo[lang].items()
+            ]
+
+    def wait(self, lang: str | None = None) -> list[Path]:
+        """Write the entries of ``lang`` (of every language if None) once rendered; return them."""
+        written = []
+        for each in [lang] if lang else list(self.pending):
+            entries = [entry for entry, _ in self.pending.get(each, [])]
+            for entry, rendering in self.pending.pop(each, []):
+                entry.write_text(json.dumps(rendering.result()), encoding="utf-8")  # as mkdocs-jupyter writes it
+            if entries:
+                write_render_manifest(entries[0].parent)  # its other entries were checked first: it vouches for all
+            written += entries
+        if not self.pending and self.pool is not None:
+            self.pool.shutdown()
+        return written
+
+
+_ahead: RenderAhead | None = None  # the pages the default language's pass started rendering
+
+
+def _wait_for_pages(lang: str | None = None) -> None:
+    if _ahead is not None:
+        _ahead.wait(lang)
 
 
 def on_config(config):
@@ -147,7 +174,10 @@ def on_pre_build(config):
         finally:
             figures.wait()
         if jupyter is not None:
-            prerender(jupyter.config, _editions)
+            global _ahead
+            _ahead = RenderAhead(jupyter.config, _editions)
+    else:
+        _wait_for_pages(building(config))  # the default language's pass goes on while this language's pages render
     if jupyter is not None:
         directory = _render_cache(config)
         directory.mkdir(parents=True, exist_ok=True)
@@ -180,8 +210,16 @@ def on_files(files, config):
     return files
 
 
+@event_priority(100)  # before mkdocs-jupyter looks up the page in its cache
+def on_pre_page(page, config, files):
+    if page.file.src_uri.endswith(".ipynb"):
+        _wait_for_pages(building(config))
+    return page
+
+
 @event_priority(-300)  # after mkdocs-jupyter has written and evicted its cache entries
 def on_post_build(config):
+    _wait_for_pages()
     # the default language's pass ends after the other languages' passes (mkdocs-static-i18n runs them inside
     # its own post-build), so this writes every language's manifest
     for lang in site.languages():
