@@ -68,6 +68,19 @@ def test_every_page_has_its_canonical_url_and_link_preview_in_its_language(site,
     assert meta(html, "twitter:card") == ["summary_large_image"]
 
 
+@pytest.mark.parametrize("lang", config.languages())
+@pytest.mark.parametrize("chapter", config.chapters())
+def test_a_notebook_pages_link_preview_card_shows_its_chapters_title(site, chapter, lang):
+    def card(url):
+        html = (site / url / "index.html").read_text(encoding="utf-8")
+        (image,) = meta(html, "og:image")
+        return (site / image.removeprefix(SITE_URL)).read_bytes()
+
+    prefix = config.url_prefix(lang)
+    # the same title, site name and language draw the same card
+    assert card(f"{prefix}notebooks/{chapter}/") == card(config.page_url(chapter, lang))
+
+
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
 def test_every_page_links_to_its_source_and_to_edit_it(site, page):
     html = built(site, page)

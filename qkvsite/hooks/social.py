@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import html
 import io
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -72,7 +73,11 @@ def cached_card(title: str, site_name: str, lang: str) -> bytes:
 
 
 def page_title(file: File) -> str:
+    """The page's level-1 heading: in a notebook page, that of its first Markdown cell."""
     text = Path(file.abs_src_path).read_text(encoding="utf-8")
+    if file.src_uri.endswith(".ipynb"):
+        cells = json.loads(text)["cells"]
+        text = next(("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"), "")
     match = re.search(r"^# (.+)$", text, re.M)
     return match[1].strip() if match else file.name
 
