@@ -1,5 +1,6 @@
 """The site as published: under a sub-path (SITE_URL), linked to its source (REPO_URL), with link previews."""
 
+import itertools
 import re
 import xml.etree.ElementTree as ET
 from html import unescape
@@ -66,6 +67,29 @@ def test_every_page_has_its_canonical_url_and_link_preview_in_its_language(site,
     (image,) = meta(html, "og:image")
     assert image.startswith(SITE_URL) and (site / image.removeprefix(SITE_URL)).read_bytes()[:4] == b"\x89PNG"
     assert meta(html, "twitter:card") == ["summary_large_image"]
+
+
+@pytest.mark.parametrize("lang", config.languages())
+def test_every_link_preview_card_shows_the_whole_title_inside_its_margins(lang):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from qkvsite.hooks.social import CLOSING, HEIGHT, MARGIN, OPENING, WIDTH, card_figure
+
+    (edition,) = [each for each in config._plugin("i18n")["languages"] if each["locale"] == lang]
+    site_name = edition.get("site_name", config.mkdocs_yml()["site_name"])
+    for page in [p for p in PAGES if config.language_of(p) == lang]:
+        title = Page(page).title
+        fig = card_figure(title, site_name, lang)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        texts = fig.axes[0].texts
+        heading = texts[1]
+        assert "".join(heading.get_text().split()) == "".join(title.split()), title  # all of it, in order
+        assert heading.get_text().split() == title.split() or lang == "zh", title  # English breaks between words
+        lines = heading.get_text().split("\n")
+        assert not any(a[-1] in OPENING or b[0] in CLOSING for a, b in itertools.pairwise(lines)), lines
+        for text in texts:
+            box = text.get_window_extent(renderer)
+            assert 0 <= box.x0 and box.x1 <= WIDTH * (1 - MARGIN) and 0 <= box.y0 and box.y1 <= HEIGHT, (title, text)
 
 
 @pytest.mark.parametrize("lang", config.languages())

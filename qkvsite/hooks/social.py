@@ -32,7 +32,7 @@ TAGLINE = {
     "en": "Every block runs · every number was computed",
 }
 CACHE = site.ROOT / ".cache" / "cards"
-CARD_VERSION = "1"  # change to redraw every cached card
+CARD_VERSION = "2"  # change to redraw every cached card
 
 
 def card_path(page_url: str) -> str:
@@ -41,7 +41,23 @@ def card_path(page_url: str) -> str:
     return f"cards/{name}.png"
 
 
-def draw_card(title: str, site_name: str, lang: str) -> bytes:
+MARGIN = 0.07  # of the card's width, left of the text and the least right of it
+OPENING, CLOSING = "（《“‘「【", "）》”’」】，。、：；！？"  # Chinese punctuation that never ends / starts a line
+
+
+def wrap(title: str, width: int, lang: str) -> list[str]:
+    """Lines of at most ``width`` characters: English breaks between words, Chinese between characters, but
+    never after an opening bracket or before a closing one or a stop."""
+    lines = textwrap.wrap(title, width=width, break_long_words=lang == "zh")
+    for i in range(len(lines) - 1):
+        while lines[i] and (lines[i][-1] in OPENING or lines[i + 1][0] in CLOSING):
+            lines[i], lines[i + 1] = lines[i][:-1], lines[i][-1] + lines[i + 1]
+    return [line for line in lines if line]
+
+
+def card_figure(title: str, site_name: str, lang: str):
+    """The card: the title in the largest size and the longest lines (at most three) that fit inside the margins."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
@@ -49,17 +65,28 @@ def draw_card(title: str, site_name: str, lang: str) -> bytes:
 
     setup_fonts()
     fig = Figure(figsize=(WIDTH / 100, HEIGHT / 100), dpi=100)  # not pyplot's: saved as PNG, whatever its backend
+    renderer = FigureCanvasAgg(fig).get_renderer()
     fig.patch.set_facecolor("#1a237e")
     ax = fig.add_axes([0, 0, 1, 1])
     ax.set_axis_off()
     ax.add_patch(Rectangle((0, 0), 0.025, 1, color="#ffab40", transform=ax.transAxes))
-    width = 16 if lang == "zh" else 30
-    lines = textwrap.wrap(title, width=width)[:3]
-    ax.text(0.07, 0.84, site_name, color="#c5cae9", fontsize=30, va="top", transform=ax.transAxes)
-    ax.text(0.07, 0.56, "\n".join(lines), color="white", fontsize=56, fontweight="bold", va="center", linespacing=1.2)
-    ax.text(0.07, 0.1, TAGLINE[lang], color="#ffe0b2", fontsize=26, transform=ax.transAxes)
+    ax.text(MARGIN, 0.84, site_name, color="#c5cae9", fontsize=30, va="top", transform=ax.transAxes)
+    heading = ax.text(MARGIN, 0.56, title, color="white", fontweight="bold", va="center", linespacing=1.2)
+    ax.text(MARGIN, 0.1, TAGLINE[lang], color="#ffe0b2", fontsize=26, transform=ax.transAxes)
+    for size, width in [(size, width) for size in (56, 48, 40, 34) for width in range(len(title), 0, -1)]:
+        lines = wrap(title, width, lang)
+        heading.set_text("\n".join(lines))
+        heading.set_fontsize(size)
+        if len(lines) <= 3 and heading.get_window_extent(renderer).x1 <= WIDTH * (1 - MARGIN):
+            break
+    else:
+        raise ValueError(f"the title {title!r} does not fit on its link-preview card in three lines")
+    return fig
+
+
+def draw_card(title: str, site_name: str, lang: str) -> bytes:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    card_figure(title, site_name, lang).savefig(buffer, format="png", dpi=100, metadata={"Software": None})
     return buffer.getvalue()
 
 
