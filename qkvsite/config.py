@@ -78,6 +78,12 @@ def default_language() -> str:
     return languages()[0]
 
 
+def site_name(lang: str) -> str:
+    """The site's name in ``lang``: its i18n language entry's, else mkdocs.yml's."""
+    (entry,) = [each for each in _plugin("i18n")["languages"] if each["locale"] == lang]
+    return entry.get("site_name", mkdocs_yml()["site_name"])
+
+
 def url_prefix(lang: str) -> str:
     """Where a language's pages live in the site: the default at the root, the others under <lang>/."""
     return "" if lang == default_language() else f"{lang}/"

@@ -75,8 +75,7 @@ def test_every_link_preview_card_shows_the_whole_title_inside_its_margins(lang):
 
     from qkvsite.hooks.social import CLOSING, HEIGHT, MARGIN, OPENING, WIDTH, card_figure
 
-    (edition,) = [each for each in config._plugin("i18n")["languages"] if each["locale"] == lang]
-    site_name = edition.get("site_name", config.mkdocs_yml()["site_name"])
+    site_name = config.site_name(lang)
     for page in [p for p in PAGES if config.language_of(p) == lang]:
         title = Page(page).title
         fig = card_figure(title, site_name, lang)
