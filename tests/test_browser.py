@@ -61,9 +61,15 @@ class PagesHandler(http.server.SimpleHTTPRequestHandler):
             self.wfile.write(body)
 
 
+class PagesServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser that closed the socket mid-response
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture(scope="session")
 def server(site):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(PagesHandler, directory=str(site)))
+    server = PagesServer(("127.0.0.1", 0), partial(PagesHandler, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
