@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import html
 import io
-import json
 import re
 import textwrap
 from pathlib import Path
@@ -22,6 +21,7 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 from qkvsite import config as site
+from qkvsite.dialect import Page
 from qkvsite.hooks import building
 from qkvsite.hooks.math import plain, plain_html
 
@@ -100,13 +100,9 @@ def cached_card(title: str, site_name: str, lang: str) -> bytes:
 
 
 def page_title(file: File) -> str:
-    """The page's level-1 heading: in a notebook page, that of its first Markdown cell."""
-    text = Path(file.abs_src_path).read_text(encoding="utf-8")
-    if file.src_uri.endswith(".ipynb"):
-        cells = json.loads(text)["cells"]
-        text = next(("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"), "")
-    match = re.search(r"^# (.+)$", text, re.M)
-    return match[1].strip() if match else file.name
+    """The page's title; a notebook page (notebooks/<chapter>.<lang>.ipynb) has its chapter page's."""
+    path = Path(file.abs_src_path)
+    return Page(site.DOCS / f"{path.stem}.md" if path.suffix == ".ipynb" else path).title
 
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has sorted the files by language
