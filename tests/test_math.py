@@ -163,16 +163,25 @@ def test_figure_formulas_are_set_in_fonts_the_browser_has():
         check_fonts(drawn(label, **{"mathtext.fontset": "dejavusans", "mathtext.fallback": "cm"}), "test")
 
 
-def test_figure_formulas_are_parsed_once_per_process_and_again_under_other_fonts():
-    from qkvsite.figures import _formula
+@pytest.mark.parametrize(
+    "memo, label, other_fonts",
+    [
+        ("_formula", "$W^{Q}_{test} \\cdot \\sqrt{d_{test}}$", {"mathtext.it": "DejaVu Serif:italic"}),  # parsed
+        ("_text_metrics", "a label measured once", {"font.family": ["DejaVu Serif"]}),  # measured
+    ],
+)
+def test_figure_formulas_and_labels_are_worked_out_once_per_process_and_again_under_other_fonts(
+    memo, label, other_fonts
+):
+    from qkvsite import figures
 
-    label = "$W^{Q}_{test} \\cdot \\sqrt{d_{test}}$"
+    cache = getattr(figures, memo)
     first = drawn(label)
-    hits = _formula.cache_info().hits
-    assert drawn(label) == first  # another figure, another renderer: the parse is reused
-    assert _formula.cache_info().hits > hits
-    serif = drawn(label, **{"mathtext.it": "DejaVu Serif:italic"})
-    assert serif != first and b"DejaVu Serif" in serif  # other fonts: parsed again, not taken from the cache
+    hits = cache.cache_info().hits
+    assert drawn(label) == first  # another figure, another renderer: the parse or the measure is reused
+    assert cache.cache_info().hits > hits
+    serif = drawn(label, **other_fonts)
+    assert serif != first and b"DejaVu Serif" in serif  # other fonts: worked out again, not taken from the cache
 
 
 # --- figures: text metrics and fonts, shared by every figure -------------------------------------------------------
@@ -189,18 +198,6 @@ def test_a_shared_label_measure_is_matplotlibs_own(label):
     prop, ismath = FontProperties(size=13), label.startswith("$")
     own = _shared_text_metrics.original(TextToPath(), label, prop, ismath)
     assert TextToPath().get_text_width_height_descent(label, prop, ismath) == own
-
-
-def test_figure_labels_are_measured_once_per_process_and_again_under_other_fonts():
-    from qkvsite.figures import _text_metrics, setup_fonts
-
-    label = "a label measured once 只量一次"
-    first = drawn(label)
-    hits = _text_metrics.cache_info().hits
-    assert drawn(label) == first  # another figure, another renderer: the measure is reused
-    assert _text_metrics.cache_info().hits > hits
-    serif = drawn(label, **{"font.family": ["DejaVu Serif", setup_fonts()]})
-    assert serif != first and b"DejaVu Serif" in serif  # another font: measured again, not taken from the cache
 
 
 def test_a_shared_font_lookup_finds_what_matplotlib_finds_and_follows_the_font_rcparams():
