@@ -93,6 +93,31 @@ def launch(p):
     return p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
 
+def searchless_index(route):
+    """The site's search index with its settings and no documents (see ``new_context``)."""
+    index = route.fetch()
+    if not index.ok:
+        return route.fulfill(response=index)  # as served: the visit records the failure
+    try:
+        route.fulfill(response=index, json={**index.json(), "docs": []})
+    except playwright.Error:
+        pass  # the page was left while its index was on the way: nothing waits for it
+
+
+def new_context(browser, search: bool = False, **options):
+    """A browser context; unless ``search``, its pages get a search index without documents.
+
+    Material downloads the search index after every page load and builds it in a worker: about 0.7 s of CPU
+    per page here, for an index that only the search tests (``search_pages``) query. The other pages get the
+    site's own index with its documents left out, so the worker starts and sets itself up as it does for a
+    reader, without indexing every page again.
+    """
+    context = browser.new_context(**options)
+    if not search:
+        context.route("**/search/search_index.json", searchless_index)
+    return context
+
+
 @pytest.fixture(scope="session")
 def browser():
     with playwright.sync_playwright() as p:
@@ -125,7 +150,7 @@ class Visit:
 
     def route(self, route):
         if route.request.url.startswith(self.origin):
-            route.continue_()
+            route.fallback()  # to the context's own routes (new_context), then the network
         else:
             self.blocked.append(route.request.url)
             route.abort()
@@ -171,7 +196,7 @@ def visit_pages(paths: list[str], origin: str) -> dict:
     with playwright.sync_playwright() as p:
         browser = launch(p)
         for path in paths:
-            context = browser.new_context()
+            context = new_context(browser)
             visit = Visit(context, origin)
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
@@ -256,7 +281,7 @@ def in_site(url: str) -> str:
 
 @pytest.fixture
 def page(browser, server, origin):
-    context = browser.new_context()
+    context = new_context(browser)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
     visit = Visit(context, origin)
     yield visit.page
@@ -276,13 +301,14 @@ def test_copy_button_copies_the_code_the_reader_sees(page, origin):
 
 @pytest.mark.parametrize("prefix", ["", "/en"])
 def test_an_old_link_to_a_faq_question_opens_the_page_it_is_on_now(browser, origin, prefix):
-    page = browser.new_page()  # leaving the list aborts what it was still loading: no Visit checks here
+    context = new_context(browser)
+    page = context.new_page()  # leaving the list aborts what it was still loading: no Visit checks here
     page.goto(origin + prefix + "/faq/#q12", wait_until="networkidle")
     assert page.url == origin + prefix + "/faq-heads/#q12"
     assert page.locator("#q12").is_visible()
     page.goto(origin + prefix + "/faq/#q3", wait_until="networkidle")
     assert page.url == origin + prefix + "/faq-concepts/#q3"
-    page.close()
+    context.close()
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -305,7 +331,7 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True}
 @pytest.fixture(scope="session")
 def on_a_phone(browser, origin):
     """Pages opened at 390 px with a phone's viewport, each once for all the tests below that look at it."""
-    context = browser.new_context(**PHONE)
+    context = new_context(browser, **PHONE)
     pages = {}
 
     def open_page(path):
@@ -408,7 +434,7 @@ def search_pages(browser, origin):
 
     def open_search(start):
         if start not in opened:
-            visit = opened[start] = Visit(browser.new_context(), origin)
+            visit = opened[start] = Visit(new_context(browser, search=True), origin)
             visit.page.goto(origin + start, wait_until="networkidle")
             visit.page.locator("label.md-search__icon, .md-search__input").first.click()
         return opened[start].page
@@ -469,7 +495,7 @@ def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
 
 @pytest.mark.parametrize("missing", ["/no-such-page/", "/en/no/such/page/"])
 def test_a_missing_path_gets_a_styled_404_whose_links_stay_inside_the_site(browser, origin, missing):
-    context = browser.new_context()
+    context = new_context(browser)
     visit = Visit(context, origin)
     response = visit.page.goto(origin + missing, wait_until="networkidle")
     assert response.status == 404
@@ -504,7 +530,7 @@ def test_the_search_dialog_is_named_in_the_page_language(search_pages, path, lab
 
 @pytest.mark.parametrize("scheme, suffix", [("light", ".svg"), ("dark", ".dark.svg")])
 def test_each_colour_scheme_shows_its_own_variant_of_every_figure(browser, origin, scheme, suffix):
-    context = browser.new_context(color_scheme=scheme)
+    context = new_context(browser, color_scheme=scheme)
     page = context.new_page()
     page.goto(origin + "/en/scaled-dot-product/", wait_until="networkidle")
     shown = page.eval_on_selector_all(
@@ -533,7 +559,7 @@ def test_on_a_phone_every_figure_is_readable_or_opens_full_size(on_a_phone, path
 def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_is_kept(
     browser, origin, system, first, other
 ):
-    context = browser.new_context(color_scheme=system)
+    context = new_context(browser, color_scheme=system)
     page = context.new_page()
     scheme = lambda: page.evaluate("document.body.dataset.mdColorScheme")  # noqa: E731
     page.goto(origin + "/qkv/", wait_until="networkidle")
