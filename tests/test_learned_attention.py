@@ -188,11 +188,28 @@ def test_the_pages_claims_hold_for_other_seeds_too(seed):
     assert margin(evaluate(model, x_test)[1]) > 0.2
 
 
-def test_one_thread_and_the_default_cpu_code_path_print_the_same(chapter):
+@pytest.fixture(scope="module", autouse=True)
+def on_the_default_code_path():
+    """The chapter's script run alone with one thread on the default CPU code path (no AVX).
+
+    Started with this module's first test, it runs in a process of its own beside the module's other tests
+    (it trains both models again, the longest run here); stopped when the module ends, if it still runs.
+    """
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     script = ROOT / "snippets" / "learned_attention" / "reversal.py"
-    result = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, check=True)
-    assert result.stdout == chapter["printed"]
+    process = subprocess.Popen(
+        [sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    yield process
+    if process.poll() is None:
+        process.kill()
+    process.communicate()
+
+
+def test_one_thread_and_the_default_cpu_code_path_print_the_same(chapter, on_the_default_code_path):
+    printed, errors = on_the_default_code_path.communicate()
+    assert on_the_default_code_path.returncode == 0, errors
+    assert printed == chapter["printed"]
 
 
 # --- 8.5 without positions ------------------------------------------------------------------
