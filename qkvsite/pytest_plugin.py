@@ -76,15 +76,25 @@ def same_output(block: Block, printed: str) -> bool:
     return printed == expected
 
 
+# what each chain printed, by accelerator and the code of the chain: both editions show the same code, which
+# runs once per process (the editions differ in prose; each page's output is still compared with this)
+PRINTED: dict[tuple, str] = {}
+
+
 def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: str | None = None) -> str:
     """Run page.blocks[index] after the blocks it continues; return what it printed.
 
     ``namespaces`` keeps the namespace of the last block run, so a chain runs
-    each block once when its tests run in order. With an ``accelerator``
-    (``"cuda"`` under REQUIRE_CUDA=1), the block fails if any of its own
-    floating-point compute ran on another device.
+    each block once when its tests run in order. A chain that already ran in
+    this process (the same block on the other edition's page) is not run again:
+    its printed output is returned. With an ``accelerator`` (``"cuda"`` under
+    REQUIRE_CUDA=1), the block fails if any of its own floating-point compute
+    ran on another device.
     """
     block = page.blocks[index]
+    key = (accelerator, *(earlier.code for earlier in page.chain(index)), block.code)
+    if key in PRINTED:
+        return PRINTED[key]  # no namespace kept: a continuation with other code runs its chain afresh
     namespace = namespaces.pop(index - 1, None) if block.continues else None
     if namespace is None:
         namespace = {"__name__": "__main__"}
@@ -104,6 +114,7 @@ def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: 
     else:
         output = run_code(block, namespace)
     namespaces[index] = namespace
+    PRINTED[key] = output
     return output
 
 

@@ -1,12 +1,13 @@
 """The page-block runner (qkvsite.pytest_plugin) catches what it promises to catch."""
 
 import json
+import sys
 
 import pytest
 import torch
 from pymdownx.snippets import SnippetMissingError
 
-from qkvsite import records
+from qkvsite import pytest_plugin, records
 from qkvsite.dialect import Page
 from qkvsite.pytest_plugin import BlockFailed, check_output, reworded, run_block
 
@@ -29,6 +30,12 @@ def output(text: str) -> str:
 
 
 CONT = "<!--pytest-codeblocks:cont-->"
+
+
+@pytest.fixture(autouse=True)
+def no_chain_ran_yet(monkeypatch):
+    """Each test starts with no chain run in this process (run_block runs a chain once per process)."""
+    monkeypatch.setattr(pytest_plugin, "PRINTED", {})
 
 
 def run_all(page, accelerator=None):
@@ -74,6 +81,21 @@ def test_each_block_of_a_chain_is_its_own_test_with_its_own_output(tmp_path):
 def test_continuation_run_alone_runs_its_predecessors_first(tmp_path):
     chain = Page(page(tmp_path, python("a = 41"), CONT, python("print(a + 1)"), output("42\n")))
     assert run_block(chain, 1, {}) == "42\n"
+
+
+def test_a_chain_the_other_edition_ran_runs_once_and_each_pages_output_is_still_compared(tmp_path):
+    counter = "import itertools, sys\nruns = sys.modules.setdefault('qkv_runs', itertools.count())\nnext(runs)"
+    shared = [python(counter), CONT, python("print('same code')")]
+    zh, en, other = (tmp_path / name for name in ("zh", "en", "other"))
+    for directory in (zh, en, other):
+        directory.mkdir()
+    run_all(Page(page(zh, *shared, output("same code\n"))))
+    run_all(Page(page(en, *shared, output("same code\n"))))
+    assert next(sys.modules.pop("qkv_runs")) == 1  # the first block ran once, for both pages
+    with pytest.raises(BlockFailed, match="printed output differs"):
+        run_all(Page(page(en, *shared, output("another output\n"))))
+    # a continuation with code of its own runs the shared blocks it continues again, in a namespace of its own
+    run_all(Page(page(other, *shared, CONT, python("print(next(runs))"), output("1\n"))))
 
 
 def test_continuation_of_a_failing_block_fails(tmp_path):
