@@ -36,6 +36,7 @@ import jupytext
 import nbformat
 
 from qkvsite import config
+from qkvsite.cache import write_atomically
 from qkvsite.dialect import MARKER, Page
 
 HEADER = {
@@ -265,11 +266,8 @@ def cached_outputs(chapter: str, key: str, cells: int) -> list | None:
 
 
 def store_outputs(chapter: str, key: str, outputs: list) -> None:
-    RUNS.mkdir(parents=True, exist_ok=True)
     entry = {"key": key, "outputs": outputs, "checksum": _checksum(key, outputs)}
-    temporary = RUNS / f"{chapter}.json.tmp"
-    temporary.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
-    temporary.replace(RUNS / f"{chapter}.json")
+    write_atomically(RUNS / f"{chapter}.json", json.dumps(entry, ensure_ascii=False))
 
 
 def execute(code: list[str]) -> list:

@@ -5,8 +5,11 @@ import io
 import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -40,32 +43,125 @@ SITE_URL = f"https://readers.example{SUBPATH}"
 REPO_URL = "https://github.com/qkv-example/qkv"
 
 
+class SiteBuild:
+    """`mkdocs build --strict` of the site in a subprocess, as the Pages workflow builds it (SITE_URL, REPO_URL).
+
+    Started as soon as the selected tests are known (``pytest_collection_finish``): the tests that do not need
+    the site run while it builds. ``wait`` returns the site's directory once it is built, from any thread.
+    """
+
+    def __init__(self):
+        self.directory = Path(tempfile.mkdtemp(prefix="qkv-site-"))
+        self.stdout, self.stderr = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")  # a pipe can fill up
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(self.directory)],
+            cwd=ROOT,
+            env=env,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            text=True,
+        )
+        self.lock = threading.Lock()
+        self.failure = None
+
+    def wait(self) -> Path:
+        with self.lock:
+            if self.process.returncode is None:
+                self.process.wait()
+                self.stdout.seek(0)
+                self.stderr.seek(0)
+                out, err = self.stdout.read(), self.stderr.read()
+                if self.process.returncode != 0:
+                    self.failure = f"mkdocs build failed ({self.process.returncode}):\n{out}{err}"
+                # MkDocs' own warnings (--strict already fails on them); kernels started for notebooks log others
+                elif re.search(r"^WARNING\s+-", err, re.M):
+                    self.failure = f"mkdocs build warned:\n{err}"
+        if self.failure:
+            pytest.fail(self.failure, pytrace=False)
+        return self.directory
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Background:
+    """What starts with the session's first test and runs beside the others: the build, the server, page loads."""
+
+    build = server = page_loads = None
+
+
+BACKGROUND = pytest.StashKey[Background]()
+
+
+def reads_visits(item) -> bool:
+    return "visits" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_finish(session):
+    """Starts the build if a selected test needs the site, and the page loads if one reads them."""
+    background = session.config.stash.setdefault(BACKGROUND, Background())
+    if any(item.get_closest_marker("site") for item in session.items):
+        background.build = SiteBuild()
+        session.config.add_cleanup(background.build.close)
+        if any(reads_visits(item) for item in session.items):
+            from tests.browsing import PageLoads, Server
+
+            background.server = Server(background.build.directory)
+            session.config.add_cleanup(background.server.close)
+            background.page_loads = PageLoads(background.build, background.server.origin)
+            session.config.add_cleanup(background.page_loads.close)
+
+
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """The site built with `mkdocs build --strict`, as the Pages workflow builds it (SITE_URL, REPO_URL)."""
-    out = tmp_path_factory.mktemp("site")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL}
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    # MkDocs' own warnings (--strict already fails on them); kernels started for notebooks log other WARNINGs
-    assert not re.search(r"^WARNING\s+-", result.stderr, re.M), result.stderr
-    return out
+def site(request) -> Path:
+    """The built site's directory (the build started with the session: ``SiteBuild``)."""
+    return request.config.stash[BACKGROUND].build.wait()
+
+
+@pytest.fixture(scope="session")
+def server(request, site) -> str:
+    """Where the site is served (tests/browsing.py), without the sub-path: http://127.0.0.1:<port>."""
+    background = request.config.stash[BACKGROUND]
+    if background.server is None:
+        from tests.browsing import Server
+
+        background.server = Server(site)
+        request.config.add_cleanup(background.server.close)
+    return background.server.url
+
+
+@pytest.fixture(scope="session")
+def origin(server):
+    """Where the site is served: the host and the project's sub-path (no trailing slash)."""
+    return server + SUBPATH.rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def page_loads(request, site):
+    """Every page's load in headless Chromium (tests/browsing.py: ``PageLoads``), started with the build."""
+    return request.config.stash[BACKGROUND].page_loads
+
+
+SITE_FIXTURES = {"site", "server", "origin", "page_loads"}
 
 
 def pytest_collection_modifyitems(config, items):
     """Tests that need the built site carry the `site` marker: `pytest -m "not site"` builds nothing.
 
-    The tests that read the browser's load of every page (``visits``, tests/test_browser.py) run last: the loads
-    run in the background from the first browser test on, while the other tests run.
+    The tests that do not need the site run first, while it builds; the tests that read the browser's load of
+    every page (``visits``, tests/test_browser.py) run last: the loads run in the background once the site is
+    built, beside the other tests.
     """
     for item in items:
-        if "site" in getattr(item, "fixturenames", ()):
+        if SITE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
-    reads_visits = lambda item: "visits" in getattr(item, "fixturenames", ())  # noqa: E731
-    items[:] = [item for item in items if not reads_visits(item)] + [item for item in items if reads_visits(item)]
+    needs_site = lambda item: item.get_closest_marker("site") is not None  # noqa: E731
+    items[:] = (
+        [item for item in items if not needs_site(item)]
+        + [item for item in items if needs_site(item) and not reads_visits(item)]
+        + [item for item in items if reads_visits(item)]
+    )

@@ -49,6 +49,8 @@ matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager, mathtext, textpath  # noqa: E402
 
+from qkvsite.cache import write_atomically  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 SNIPPETS = ROOT / "snippets"
 CACHE = ROOT / ".cache" / "figures"
@@ -391,14 +393,12 @@ def render(name: str, lang: str, scheme: str = "light") -> bytes:
         return path.read_bytes()
     drawing = _draw(name, lang)
     svgs = {each: recolour(drawing, each) for each in SCHEMES}  # one drawing gives every scheme: store them all
-    CACHE.mkdir(parents=True, exist_ok=True)
     for each, svg in svgs.items():
-        for stale in CACHE.glob(f"{name}.{lang}.{each}.*.svg"):
-            stale.unlink()
         target = cached_path(name, lang, each)
-        temporary = target.with_suffix(".tmp")
-        temporary.write_bytes(svg)
-        temporary.replace(target)  # a build stopped halfway leaves no truncated figure behind
+        for stale in CACHE.glob(f"{name}.{lang}.{each}.*.svg"):
+            if stale != target:
+                stale.unlink(missing_ok=True)  # another process may have removed it first
+        write_atomically(target, svg)
     return svgs[scheme]
 
 

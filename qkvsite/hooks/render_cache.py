@@ -28,6 +28,7 @@ import pymdownx.highlight
 from jinja2 import FileSystemBytecodeCache
 
 from qkvsite import config as site
+from qkvsite.cache import write_atomically
 
 JINJA_CACHE = site.ROOT / ".cache" / "jinja"
 HIGHLIGHT_CACHE = site.ROOT / ".cache" / "highlight.json"
@@ -86,11 +87,8 @@ def load_memo(path: Path = HIGHLIGHT_CACHE) -> dict:
 
 
 def save_memo(entries: dict, path: Path = HIGHLIGHT_CACHE) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
     data = {"version": _version(), "checksum": _checksum(entries), "entries": entries}
-    temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    temporary.replace(path)
+    write_atomically(path, json.dumps(data, ensure_ascii=False))
 
 
 _state: dict = {"memo": None, "changed": False}

@@ -29,6 +29,7 @@ import material
 from mkdocs.plugins import event_priority
 
 from qkvsite import config as site
+from qkvsite.cache import write_atomically
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain, plain_html
 
@@ -72,10 +73,7 @@ def cached_indexing(index):
             pass
         before = len(index.entries)
         add(page)
-        CACHE.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(index.entries[before:], ensure_ascii=False), encoding="utf-8")
-        temporary.replace(path)
+        write_atomically(path, json.dumps(index.entries[before:], ensure_ascii=False))
 
     add_entry_from_context.qkv_cached = True
     index.add_entry_from_context = add_entry_from_context

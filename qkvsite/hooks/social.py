@@ -21,6 +21,7 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 from qkvsite import config as site
+from qkvsite.cache import write_atomically
 from qkvsite.dialect import Page
 from qkvsite.hooks import building
 from qkvsite.hooks.math import plain, plain_html
@@ -94,8 +95,7 @@ def cached_card(title: str, site_name: str, lang: str) -> bytes:
     key = hashlib.sha256("\0".join([CARD_VERSION, title, site_name, lang]).encode()).hexdigest()[:20]
     path = CACHE / f"{key}.png"
     if not path.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(draw_card(title, site_name, lang))
+        write_atomically(path, draw_card(title, site_name, lang))
     return path.read_bytes()
 
 
