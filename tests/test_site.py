@@ -346,3 +346,16 @@ def test_search_entries_taken_from_the_cache_equal_a_fresh_parse(tmp_path, monke
     cached.add_entry_from_context(page)  # from the cache
     assert fresh.entries and cached.entries == fresh.entries * 2
     assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_chinese_text_is_segmented_by_jieba_once_then_read_from_the_cache(tmp_path, monkeypatch):
+    from material.plugins.search.plugin import SearchIndex
+
+    from qkvsite.hooks import search
+
+    monkeypatch.setattr(search, "CACHE", tmp_path)
+    text = "第 1 章的笔记本 点积衡量两个向量有多相似"
+    segmented = search.segment(text)
+    assert segmented == SearchIndex()._segment_chinese(text) != text  # jieba's words, spaced
+    monkeypatch.setattr(SearchIndex, "_segment_chinese", lambda self, text: pytest.fail("segmented again"))
+    assert search.segment(text) == segmented
