@@ -3,7 +3,8 @@
     .venv/bin/python -m qkvsite.bench [--runs 3] [--tests] [--skip-serve]
 
 A benchmark to compare before and after a change, not a test: it prints the
-median, minimum and maximum of each figure over the runs. A clean build starts
+median, minimum and maximum of each figure over the runs, and the time of a
+fixed Python loop before and after them (the machine's speed at the time). A clean build starts
 with no build caches (.cache/ emptied); a warm build follows it. The serve
 measurement starts `mkdocs serve`, appends a sentence to docs/qkv.zh.md, and
 times how long until the served page shows it and how many rebuilds follow in
@@ -112,6 +113,14 @@ def pytest_wall() -> float:
     return time.perf_counter() - start
 
 
+def machine_speed() -> float:
+    """Seconds one core takes for a fixed pure-Python loop: numbers from different machines (or from one shared
+    machine at different times) compare only in proportion to this."""
+    code = "import time; t = time.perf_counter(); s = 0\nfor i in range(10**7): s += i\nprint(time.perf_counter() - t)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(result.stdout)
+
+
 def summary(name: str, values: list[float], unit: str = "s") -> str:
     fmt = (lambda v: f"{v:.1f}") if unit == "s" else (lambda v: f"{v:.0f}")
     return (
@@ -126,7 +135,8 @@ def main(argv=None):
     parser.add_argument("--tests", action="store_true", help="also time the whole pytest run")
     parser.add_argument("--skip-serve", action="store_true")
     args = parser.parse_args(argv)
-    clean, warm, visible, rebuilds, tests = [], [], [], [], []
+    clean, warm, visible, rebuilds, tests, speed = [], [], [], [], [], [machine_speed()]
+    print(f"{os.cpu_count()} cores; a 10^7-step Python loop takes {speed[0]:.2f}s on one", flush=True)
     with tempfile.TemporaryDirectory() as out:
         for run in range(args.runs):
             clean_caches()
@@ -142,7 +152,9 @@ def main(argv=None):
     if args.tests:
         for _ in range(args.runs):
             tests.append(pytest_wall())
+    speed.append(machine_speed())
     print()
+    print(summary("machine: 10^7-step loop", speed))
     print(summary("clean build", clean))
     print(summary("warm build", warm))
     if visible:
