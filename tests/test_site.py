@@ -293,6 +293,25 @@ def test_highlighting_is_memoised_and_gives_what_pygments_gives():
         )
 
 
+@pytest.mark.parametrize("options", [{}, {"style": "monokai", "classprefix": "qkv-", "noclasses": True}])
+def test_formatters_sharing_a_stylesheet_give_the_css_and_html_of_their_own(options):
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    from qkvsite.hooks import render_cache
+
+    assert HtmlFormatter._create_stylesheet is render_cache._shared_stylesheet
+    code = "x = torch.ones(3)  # three\nprint(x @ x)\n"
+    own = HtmlFormatter(**options)
+    render_cache._shared_stylesheet.original(own)  # the formatter's table, computed by Pygments itself
+    for _ in range(2):  # computed, then shared
+        shared = HtmlFormatter(**options)
+        assert (shared.ttype2class, shared.class2style) == (own.ttype2class, own.class2style)
+        assert shared.get_style_defs(".highlight") == own.get_style_defs(".highlight")
+        assert highlight(code, PythonLexer(), shared) == highlight(code, PythonLexer(), own)
+
+
 def test_the_highlighting_memo_on_disk_is_used_only_as_it_was_written(tmp_path):
     from qkvsite.hooks.render_cache import load_memo, save_memo
 

@@ -17,6 +17,8 @@
   (``qkvsite/highlight.py``); a file whose checksum does not match its entries
   (edited, truncated) is not used.
   ``tests/test_site.py`` checks that the wrap is in place and changes nothing.
+- pymdownx makes a new HTML formatter for every block, which builds its table of
+  token classes and styles again: that table is computed once per style.
 """
 
 import hashlib
@@ -26,6 +28,7 @@ from pathlib import Path
 import pygments
 import pymdownx.highlight
 from jinja2 import FileSystemBytecodeCache
+from pygments.formatters.html import HtmlFormatter
 
 from qkvsite import config as site
 from qkvsite.cache import write_atomically
@@ -101,6 +104,25 @@ def _memo() -> dict:
 
 
 pymdownx.highlight.highlight = highlight
+
+
+_create_stylesheet = getattr(HtmlFormatter._create_stylesheet, "original", HtmlFormatter._create_stylesheet)
+_STYLESHEETS: dict[tuple, tuple[dict, dict]] = {}
+
+
+def _shared_stylesheet(self):
+    """The formatter's token classes and styles, computed once per style and class prefix: pymdownx makes a
+    formatter for every block, and each walked every token type of the style again."""
+    key = (self.style, self.classprefix)
+    if key not in _STYLESHEETS:
+        _create_stylesheet(self)
+        _STYLESHEETS[key] = (self.ttype2class, self.class2style)
+    ttype2class, class2style = _STYLESHEETS[key]
+    self.ttype2class, self.class2style = dict(ttype2class), dict(class2style)
+
+
+_shared_stylesheet.original = _create_stylesheet
+HtmlFormatter._create_stylesheet = _shared_stylesheet
 
 
 def cache_nbconvert_templates() -> None:
