@@ -89,12 +89,44 @@ class SiteBuild:
 
 
 class Background:
-    """What starts with the session's first test and runs beside the others: the build, the server, page loads."""
+    """What runs beside the tests: the build, the server of the built site, the browser's page loads.
 
-    build = server = page_loads = None
+    Each starts once, when the selected tests are known (``pytest_collection_finish``), or when a fixture first
+    asks for it.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.build = self.server = self.page_loads = None
+
+    def start_build(self):
+        if self.build is None:
+            self.build = SiteBuild()
+            self.config.add_cleanup(self.build.close)
+        return self.build
+
+    def start_server(self):
+        if self.server is None:
+            from tests.browsing import Server
+
+            self.server = Server(self.start_build().directory)
+            self.config.add_cleanup(self.server.close)
+        return self.server
+
+    def start_page_loads(self):
+        if self.page_loads is None:
+            from tests.browsing import PageLoads
+
+            self.page_loads = PageLoads(self.start_build(), self.start_server().origin)
+            self.config.add_cleanup(self.page_loads.close)
+        return self.page_loads
 
 
 BACKGROUND = pytest.StashKey[Background]()
+
+
+def background(config) -> Background:
+    return config.stash.setdefault(BACKGROUND, Background(config))
 
 
 def reads_visits(item) -> bool:
@@ -103,35 +135,22 @@ def reads_visits(item) -> bool:
 
 def pytest_collection_finish(session):
     """Starts the build if a selected test needs the site, and the page loads if one reads them."""
-    background = session.config.stash.setdefault(BACKGROUND, Background())
     if any(item.get_closest_marker("site") for item in session.items):
-        background.build = SiteBuild()
-        session.config.add_cleanup(background.build.close)
-        if any(reads_visits(item) for item in session.items):
-            from tests.browsing import PageLoads, Server
-
-            background.server = Server(background.build.directory)
-            session.config.add_cleanup(background.server.close)
-            background.page_loads = PageLoads(background.build, background.server.origin)
-            session.config.add_cleanup(background.page_loads.close)
+        background(session.config).start_build()
+    if any(reads_visits(item) for item in session.items):
+        background(session.config).start_page_loads()
 
 
 @pytest.fixture(scope="session")
 def site(request) -> Path:
-    """The built site's directory (the build started with the session: ``SiteBuild``)."""
-    return request.config.stash[BACKGROUND].build.wait()
+    """The built site's directory (``SiteBuild``, started with the session)."""
+    return background(request.config).start_build().wait()
 
 
 @pytest.fixture(scope="session")
 def server(request, site) -> str:
     """Where the site is served (tests/browsing.py), without the sub-path: http://127.0.0.1:<port>."""
-    background = request.config.stash[BACKGROUND]
-    if background.server is None:
-        from tests.browsing import Server
-
-        background.server = Server(site)
-        request.config.add_cleanup(background.server.close)
-    return background.server.url
+    return background(request.config).start_server().url
 
 
 @pytest.fixture(scope="session")
@@ -143,7 +162,7 @@ def origin(server):
 @pytest.fixture(scope="session")
 def page_loads(request, site):
     """Every page's load in headless Chromium (tests/browsing.py: ``PageLoads``), started with the build."""
-    return request.config.stash[BACKGROUND].page_loads
+    return background(request.config).start_page_loads()
 
 
 SITE_FIXTURES = {"site", "server", "origin", "page_loads"}
