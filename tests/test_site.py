@@ -312,6 +312,55 @@ def test_formatters_sharing_a_stylesheet_give_the_css_and_html_of_their_own(opti
         assert highlight(code, PythonLexer(), shared) == highlight(code, PythonLexer(), own)
 
 
+def test_a_page_rendered_again_in_one_process_is_taken_from_memory_until_what_it_reads_changes(tmp_path, monkeypatch):
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import get_files
+    from mkdocs.structure.pages import Page as MkDocsPage
+
+    from qkvsite.hooks import render_cache
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text(
+        '# Home\n\nSee [the section](other.md#kept).\n\n```python\n--8<-- "example.py:dot"\n```\n', encoding="utf-8"
+    )
+    (tmp_path / "docs" / "other.md").write_text("# Other\n\n## Kept\n", encoding="utf-8")
+    example = tmp_path / "example.py"
+    example.write_text("# --8<-- [start:dot]\nprint(1)\n# --8<-- [end:dot]\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: t\nvalidation: {anchors: info}\nmarkdown_extensions:\n  - toc\n  - pymdownx.superfences\n"
+        f"  - pymdownx.snippets: {{base_path: ['{tmp_path}'], check_paths: true}}\n",
+        encoding="utf-8",
+    )
+    config = load_config(str(tmp_path / "mkdocs.yml"))
+    monkeypatch.setattr(render_cache, "_RENDERS", {})
+    renders = []
+    monkeypatch.setattr(
+        render_cache, "_render_page", lambda *args: renders.append(1) or render_cache.render.original(*args)
+    )
+
+    def home():
+        files = get_files(config)  # a new build: new File objects
+        page = MkDocsPage(None, files.get_file_from_path("index.md"), config)
+        page.read_source(config)
+        page.render(config, files)
+        return page, files
+
+    first, _ = home()
+    again, files = home()
+    assert len(renders) == 1  # the second came from memory
+    assert (again.content, str(again.toc), again.present_anchor_ids) == (
+        first.content,
+        str(first.toc),
+        first.present_anchor_ids,
+    )
+    assert "print" in again.content
+    [linked] = again.links_to_anchors
+    assert linked is files.get_file_from_path("other.md")  # this build's File, whose page the anchor check reads
+    example.write_text("# --8<-- [start:dot]\nprint(2)\n# --8<-- [end:dot]\n", encoding="utf-8")
+    edited, _ = home()
+    assert len(renders) == 2 and edited.content != first.content  # an included file changed: converted again
+
+
 def test_the_highlighting_memo_on_disk_is_used_only_as_it_was_written(tmp_path):
     from qkvsite.hooks.render_cache import load_memo, save_memo
 

@@ -19,19 +19,29 @@
   ``tests/test_site.py`` checks that the wrap is in place and changes nothing.
 - pymdownx makes a new HTML formatter for every block, which builds its table of
   token classes and styles again: that table is computed once per style.
+- Under ``mkdocs serve`` each rebuild converts the Markdown of every page again,
+  about half of a rebuild, for the one page an edit changed. In one process, a
+  page's HTML, table of contents and anchors are kept under a key of everything
+  the conversion reads (``render_key``): the page's Markdown after the hooks, its
+  URL, every file's URL, the Markdown settings, mkdocs.yml, the files its
+  ``--8<--`` lines include and the site's own Markdown extensions.
 """
 
+import copy
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pygments
 import pymdownx.highlight
 from jinja2 import FileSystemBytecodeCache
+from mkdocs.structure.pages import Page
 from pygments.formatters.html import HtmlFormatter
 
 from qkvsite import config as site
 from qkvsite.cache import write_atomically
+from qkvsite.dialect import INCLUDE
 
 JINJA_CACHE = site.ROOT / ".cache" / "jinja"
 HIGHLIGHT_CACHE = site.ROOT / ".cache" / "highlight.json"
@@ -123,6 +133,74 @@ def _shared_stylesheet(self):
 
 _shared_stylesheet.original = _create_stylesheet
 HtmlFormatter._create_stylesheet = _shared_stylesheet
+
+
+_render_page = getattr(Page.render, "original", Page.render)
+_RENDERS: dict[str, tuple] = {}  # render_key -> what Page.render sets
+EXTENSIONS = [site.ROOT / "qkvsite" / name for name in ("highlight.py", "hooks/math.py", "dialect.py")]
+
+
+def _stamp(path: Path) -> str:
+    try:
+        status = path.stat()
+    except OSError:
+        return f"{path} missing"
+    return f"{path} {status.st_mtime_ns} {status.st_size}"
+
+
+def _included(markdown: str, base_paths: list[str]) -> list[Path]:
+    """Every file the ``--8<--`` lines of ``markdown`` name, and those their own such lines name."""
+    found, todo = [], [markdown]
+    while todo:
+        for line in todo.pop().split("\n"):
+            if match := INCLUDE.match(line):
+                for base in base_paths:  # as pymdownx.snippets finds them: from the working directory
+                    path = (Path(base) / match["path"]).resolve()
+                    if path.is_file() and path not in found:
+                        found.append(path)
+                        todo.append(path.read_text(encoding="utf-8"))
+                        break
+    return found
+
+
+def render_key(page, config, files) -> str:
+    """Everything ``Page.render`` reads."""
+    settings = repr((config["markdown_extensions"], config["mdx_configs"], config["validation"]))
+    settings = re.sub(r" at 0x[0-9a-f]+", "", settings)  # an object (slugify) by type: mkdocs.yml holds its options
+    base_paths = (config["mdx_configs"].get("pymdownx.snippets") or {}).get("base_path", ["."])
+    uris = "\n".join(f"{file.src_uri} {file.dest_uri} {file.url}" for file in files)
+    stamps = [_stamp(path) for path in [Path(config.config_file_path), *EXTENSIONS]]
+    stamps += [_stamp(path) for path in _included(page.markdown, base_paths)]
+    parts = [page.file.src_uri, page.url, settings, uris, *stamps, page.markdown]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def render(self, config, files):
+    """Page.render, kept in this process for a page whose ``render_key`` did not change."""
+    if self.markdown is None:
+        return _render_page(self, config, files)  # which says what is missing
+    key = render_key(self, config, files)
+    kept = _RENDERS.get(key)
+    if kept is not None:
+        content, toc, title, anchors, links = kept
+        linked = {files.get_file_from_path(uri): dict(each) for uri, each in (links or {}).items()}
+        if None not in linked:  # this build's File objects (anchor checks read their pages)
+            self.content, self.toc, self._title_from_render = content, copy.deepcopy(toc), title
+            self.present_anchor_ids = set(anchors)
+            if links is not None:
+                self.links_to_anchors = linked
+            return
+    _render_page(self, config, files)
+    if len(_RENDERS) > 1024:  # a long serve session: older versions of edited pages
+        _RENDERS.clear()
+    links = self.links_to_anchors
+    links = None if links is None else {file.src_uri: dict(each) for file, each in links.items()}
+    toc, anchors = copy.deepcopy(self.toc), set(self.present_anchor_ids)
+    _RENDERS[key] = (self.content, toc, self._title_from_render, anchors, links)
+
+
+render.original = _render_page
+Page.render = render
 
 
 def cache_nbconvert_templates() -> None:
