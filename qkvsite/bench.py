@@ -4,11 +4,11 @@
 
 A benchmark to compare before and after a change, not a test: it prints the
 median, minimum and maximum of each figure over the runs, and the time of a
-fixed Python loop before and after them (the machine's speed at the time). A clean build starts
-with no build caches (.cache/ emptied); a warm build follows it. The serve
-measurement starts `mkdocs serve`, appends a sentence to docs/qkv.zh.md, and
-times how long until the served page shows it and how many rebuilds follow in
-the next 20 s; the page is restored afterwards.
+fixed Python loop before and after them (the machine's speed at the time). A
+clean build starts with no build caches (.cache/ emptied); a warm build follows
+it. The serve measurement starts `mkdocs serve`, appends a sentence to
+docs/qkv.zh.md, and times how long until the served page shows it and how many
+rebuilds follow in the next 20 s; the page is restored afterwards.
 """
 
 from __future__ import annotations
