@@ -96,6 +96,7 @@ def test_a_chain_the_other_edition_ran_runs_once_and_each_pages_output_is_still_
         run_all(Page(page(en, *shared, output("another output\n"))))
     # a continuation with code of its own runs the shared blocks it continues again, in a namespace of its own
     run_all(Page(page(other, *shared, CONT, python("print(next(runs))"), output("1\n"))))
+    del sys.modules["qkv_runs"]
 
 
 def test_continuation_of_a_failing_block_fails(tmp_path):
