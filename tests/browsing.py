@@ -182,7 +182,103 @@ SHOWN_IMAGES_THAT_FAIL = """async () => {
 }"""
 
 
-def visit_pages(paths: list[str], origin: str) -> dict:
+WCAG = "{type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}"
+
+# Marks every element whose text has the same contrast as text axe has already checked in this run: the same text
+# colour, size, weight and shadow, over the same backgrounds (up to the first opaque one), under the same opacity
+# and filters. Those are what axe's color-contrast reads; an element it could not judge (hidden, or scrolled out of
+# a code block) is not a representative, so its style is checked again where it is shown. Returns the styles this
+# page's check covers for the first time, and whether any shown text is left to check.
+MARK_CHECKED_CONTRAST = """(checked) => {
+  checked = new Set(checked);
+  const fresh = new Set();
+  const behind = new Map(), faded = new Map();
+  const style = (e) => getComputedStyle(e);
+  const backdrop = (e) => {  // the backgrounds that show through behind e's text, nearest first
+    if (!behind.has(e)) {
+      const s = style(e);
+      const own = `${s.backgroundColor} ${s.backgroundImage} ${s.mixBlendMode}`;
+      const opaque = s.backgroundColor.startsWith("rgb(") && s.backgroundImage === "none";
+      behind.set(e, opaque || !e.parentElement ? own : `${own} < ${backdrop(e.parentElement)}`);
+    }
+    return behind.get(e);
+  };
+  const fade = (e) => {  // opacity and filters of e and every element around it
+    if (!faded.has(e)) {
+      const s = style(e);
+      faded.set(e, `${s.opacity} ${s.filter} ${e.parentElement ? fade(e.parentElement) : ""}`);
+    }
+    return faded.get(e);
+  };
+  const judged = (e) => {  // axe can judge it: shown, with a size, inside every box that clips it but the page
+    if (!e.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return false;
+    for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      const s = style(a);
+      if (s.overflowX === "visible" && s.overflowY === "visible") continue;
+      const b = a.getBoundingClientRect();
+      if (r.left < b.left || r.right > b.right || r.top < b.top || r.bottom > b.bottom) return false;
+    }
+    return true;
+  };
+  let left = false;  // shown text whose style is not checked yet
+  for (const e of document.body.querySelectorAll("*")) {
+    if (![...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.data.trim())) continue;
+    const s = style(e);
+    const key = [s.color, s.fontSize, s.fontWeight, s.textShadow, backdrop(e), fade(e)].join(" | ");
+    if (checked.has(key)) {
+      e.setAttribute("data-qkv-contrast-checked", "");
+    } else if (judged(e)) {
+      checked.add(key);
+      fresh.add(key);
+      left = true;
+    } else {
+      left ||= e.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+    }
+  }
+  axe.configure({ rules: [{ id: "color-contrast", selector: ":not([data-qkv-contrast-checked])" }] });
+  return { fresh: [...fresh], left };
+}"""
+
+
+class CheckedContrast:
+    """The text styles (see MARK_CHECKED_CONTRAST) whose colour contrast axe has checked in this run.
+
+    Most text on the site repeats from page to page: both editions show the same code in the same highlighting
+    and the same formulas, and the notebook pages repeat the chapters' code. axe's color-contrast, most of its
+    time on a page, checks each style once, where it is first shown; every other rule checks every page whole.
+    """
+
+    def __init__(self):
+        self.styles: set[str] = set()
+        self.lock = threading.Lock()
+
+    def snapshot(self) -> list[str]:
+        with self.lock:
+            return list(self.styles)
+
+    def add(self, styles: list[str]) -> None:
+        with self.lock:
+            self.styles.update(styles)
+
+
+def wcag_violations(page, checked: CheckedContrast) -> list[str]:
+    """axe-core's WCAG 2.1 A and AA violations on ``page``, colour contrast checked once per text style."""
+    page.add_script_tag(path=str(AXE))
+    marked = page.evaluate(MARK_CHECKED_CONTRAST, checked.snapshot())
+    # with no text left to check, color-contrast is off: it would still lay out a grid of the whole page
+    contrast = "true" if marked["left"] else "false"
+    # resultTypes: only violations are reported in full; passes are counted, not described (3x faster)
+    report = page.evaluate(
+        f"axe.run(document, {{runOnly: {WCAG}, rules: {{'color-contrast': {{enabled: {contrast}}}}},"
+        " resultTypes: ['violations']})"
+    )
+    checked.add(marked["fresh"])
+    return [f"{v['id']}: {v['help']} ({len(v['nodes'])}× e.g. {v['nodes'][0]['target']})" for v in report["violations"]]
+
+
+def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict:
     """Open each page once in a fresh context of one browser of its own; check it with axe-core."""
     results = {}
     with playwright.sync_playwright() as p:
@@ -192,16 +288,7 @@ def visit_pages(paths: list[str], origin: str) -> dict:
             visit = Visit(context, origin)
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
-            visit.page.add_script_tag(path=str(AXE))
-            # resultTypes: only violations are reported in full; passes are counted, not described (3x faster)
-            report = visit.page.evaluate(
-                "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},"
-                " resultTypes: ['violations']})"
-            )
-            visit.violations = [
-                f"{v['id']}: {v['help']} ({len(v['nodes'])}× e.g. {v['nodes'][0]['target']})"
-                for v in report["violations"]
-            ]
+            visit.violations = wcag_violations(visit.page, checked)
             results[path] = visit
             context.close()
         browser.close()
@@ -224,11 +311,12 @@ class PageLoads:
 
     def __init__(self, build, origin: str):
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="page-loads")
-        self.futures = [self.pool.submit(self.load, build, origin, worker) for worker in range(WORKERS)]
+        checked = CheckedContrast()  # shared by the workers
+        self.futures = [self.pool.submit(self.load, build, origin, worker, checked) for worker in range(WORKERS)]
 
     @staticmethod
-    def load(build, origin: str, worker: int) -> dict:
-        return visit_pages(page_urls(build.wait())[worker::WORKERS], origin)
+    def load(build, origin: str, worker: int, checked: CheckedContrast) -> dict:
+        return visit_pages(page_urls(build.wait())[worker::WORKERS], origin, checked)
 
     def results(self) -> dict:
         """What each page load saw, once every load is done."""

@@ -18,7 +18,15 @@ from tests.conftest import SUBPATH
 
 playwright = pytest.importorskip("playwright.sync_api")
 
-from tests.browsing import Visit, in_site, launch, new_context, page_urls  # noqa: E402
+from tests.browsing import (  # noqa: E402
+    CheckedContrast,
+    Visit,
+    in_site,
+    launch,
+    new_context,
+    page_urls,
+    wcag_violations,
+)
 
 # the test server's sockets may be dropped by the browser mid-response
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -62,6 +70,38 @@ def test_every_image_loads(visits):
 
 def test_no_wcag_a_or_aa_violations(visits):
     assert {p: v.violations for p, v in visits.items() if v.violations} == {}
+
+
+def contrast_violations(page, body: str, checked: CheckedContrast) -> list[str]:
+    """The colour-contrast violations axe reports on a page made of ``body`` (pale text: #999 on white, 2.8:1)."""
+    page.set_content(
+        '<html lang="en"><head><title>contrast</title><style>.pale { color: #999 }'
+        " .wide { display: inline-block; width: 20em } .box { width: 10em; overflow: hidden; white-space: nowrap }"
+        "</style></head>"
+        f"<body><main><h1>Contrast</h1>{body}</main></body></html>"
+    )
+    return [v for v in wcag_violations(page, checked) if v.startswith("color-contrast:")]
+
+
+def test_contrast_is_checked_once_per_text_style_and_a_new_style_is_still_checked(browser):
+    checked, page = CheckedContrast(), browser.new_page()
+    first = contrast_violations(page, '<p class="pale">pale</p><p class="pale">pale again</p>', checked)
+    assert len(first) == 1 and "(1× e.g. ['p:nth-child(2)'])" in first[0]  # the first one shown, alone
+    again = contrast_violations(page, '<p class="pale">the same style on another page</p>', checked)
+    assert again == []  # checked on the first page already
+    bold = contrast_violations(page, '<p class="pale">pale</p><p class="pale"><b>pale and bold</b></p>', checked)
+    assert len(bold) == 1 and "e.g. ['b']" in bold[0]  # another weight: another style
+    page.close()
+
+
+def test_text_axe_could_not_judge_does_not_count_as_checked(browser):
+    checked, page = CheckedContrast(), browser.new_page()
+    clipped = '<div class="box"><span class="wide"></span><span class="pale">scrolled out of its box</span></div>'
+    contrast_violations(page, clipped + '<p class="pale" hidden>hidden</p>', checked)
+    assert not any(style.startswith("rgb(153, 153, 153)") for style in checked.snapshot())  # #999
+    shown = contrast_violations(page, '<p class="pale">shown</p>', checked)
+    assert len(shown) == 1
+    page.close()
 
 
 def test_first_load_transfer_is_within_budget(site, visits):
