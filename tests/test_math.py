@@ -235,3 +235,49 @@ def test_figures_are_laid_out_by_the_svg_backend_even_after_a_link_preview_card(
     finally:
         del figures.FIGURES["canvas-test"]
     assert canvases == [FigureCanvasSVG, FigureCanvasSVG]
+
+
+# --- figures: drawn once, cropped as savefig crops them ------------------------------------------------------------
+
+
+def sample_figure(kind: str):
+    import matplotlib.pyplot as plt
+
+    if kind == "constrained":
+        fig, axes = plt.subplots(1, 2, figsize=(4, 2), layout="constrained")
+    else:
+        fig, axes = plt.subplots(1, 2, figsize=(4, 2))
+    image = axes[0].imshow([[0.1, 0.9], [0.4, 0.6]], cmap="Blues")
+    fig.colorbar(image, ax=axes[0])
+    axes[1].plot([1, 10, 100], [1, 4, 9], label="$d_k$ 增长")
+    axes[1].set_xscale("log")
+    axes[1].legend()
+    axes[1].set_ylabel("a label that reaches past the figure's left edge")
+    fig.suptitle("查询 Query · 键 Key")
+    if kind == "tight":
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+@pytest.mark.parametrize("kind", ["tight", "constrained", "none"])
+def test_a_figure_is_drawn_once_into_the_box_savefig_tight_would_crop_it_to(kind, monkeypatch):
+    import io
+    import re
+
+    import matplotlib.figure
+
+    from qkvsite.figures import render_svg, setup_fonts
+
+    setup_fonts()
+    reference = io.BytesIO()
+    sample_figure(kind).savefig(reference, format="svg", bbox_inches="tight", metadata={"Date": None})
+    fig, draws, draw = sample_figure(kind), [], matplotlib.figure.Figure.draw
+    monkeypatch.setattr(matplotlib.figure.Figure, "draw", lambda fig, renderer: draws.append(1) or draw(fig, renderer))
+    svg = render_svg(fig)
+    assert draws == [1]
+
+    def ids_in_order(svg: bytes) -> bytes:  # clip-path ids hash the clip box before rounding: the last bits differ
+        ids = {}
+        return re.sub(rb"\bp[0-9a-f]{10}\b", lambda m: b"clip%d" % ids.setdefault(m[0], len(ids)), svg)
+
+    assert ids_in_order(svg) == ids_in_order(reference.getvalue())
