@@ -176,9 +176,8 @@ def page_code_of(notebook) -> list[str]:
 
 def embed_figures(notebook, lang: str):
     """A copy with the figures as cell attachments (light scheme), so the download shows them without the site."""
-    from qkvsite.figures import load_all, render
+    from qkvsite.figure_cache import svg
 
-    load_all()
     notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
@@ -186,7 +185,7 @@ def embed_figures(notebook, lang: str):
         cell.source = re.sub(r"!\[[^\]]*\]\(\.\./\.\./figures/[\w-]+\.dark\.svg#only-dark\)", "", cell.source)
         for name in re.findall(r"\]\(\.\./\.\./figures/([\w-]+)\.svg#only-light\)", cell.source):
             cell.source = cell.source.replace(f"](../../figures/{name}.svg#only-light)", f"](attachment:{name}.svg)")
-            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": render(name, lang).decode()}
+            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": svg(name, lang).decode()}
     return notebook
 
 

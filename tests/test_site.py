@@ -93,6 +93,40 @@ def test_a_build_that_finds_every_figure_cached_starts_no_figure_workers(site):
     figures.wait()
 
 
+def test_a_build_that_finds_every_figure_cached_does_not_import_matplotlib(site):
+    code = (
+        "import sys; from qkvsite import config, figure_cache as f; from qkvsite.hooks import figures, notebooks;"
+        " notebooks.prerender(config.languages()).wait();"
+        " [f.svg(n, lang, s) for n in f.registered() for lang in config.languages() for s in f.SCHEMES];"
+        " assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_figure_registry_is_read_while_no_figure_module_changed_and_made_again_otherwise(tmp_path, monkeypatch):
+    from qkvsite import figure_cache
+
+    registry = tmp_path / "registry.json"
+    monkeypatch.setattr(figure_cache, "REGISTRY", registry)
+    forget = lambda: monkeypatch.setattr(figure_cache, "_registry", ({}, {}))  # noqa: E731  a fresh process
+    forget()
+    figures = {name: (spec.example, spec.module_file) for name, spec in load_all().items()}
+    assert figure_cache.registered() == figures
+    written = json.loads(registry.read_text(encoding="utf-8"))
+    written["figures"]["only-in-the-registry"] = ["dot_product/two_vectors.py", "qkvsite/figures/dot_product.py"]
+    registry.write_text(json.dumps(written), encoding="utf-8")
+    forget()
+    assert "only-in-the-registry" in figure_cache.registered()  # no module changed: the registry is read
+    written["modules"]["qkvsite/figures/dot_product.py"] = "an older checksum"
+    registry.write_text(json.dumps(written), encoding="utf-8")
+    forget()
+    assert figure_cache.registered() == figures  # a module changed: registered again from the modules
+    registry.write_text(registry.read_text(encoding="utf-8")[:40], encoding="utf-8")  # cut short
+    forget()
+    assert figure_cache.registered() == figures
+
+
 HEX = re.compile(r"#[0-9a-f]{6}\b")
 
 

@@ -17,7 +17,8 @@ where it cannot be replaced, fails the rendering.
 Rendered SVGs are cached on disk (``.cache/figures/``), keyed by everything
 that can change them: the figure's module and this one, the example and the
 snippet modules it imports, the language, and the versions of torch and
-matplotlib. An example runs once for all the figures and languages that use
+matplotlib (``qkvsite.figure_cache``, which reads the cache without importing
+this module). An example runs once for all the figures and languages that use
 it; under ``mkdocs serve`` an edited figure module is reloaded. When many are
 missing (a clean build), :class:`Prerender` draws them in worker processes
 while the notebooks execute.
@@ -25,10 +26,8 @@ while the notebooks execute.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
-import hashlib
 import importlib
 import io
 import pkgutil
@@ -50,11 +49,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import cbook, font_manager, mathtext, textpath  # noqa: E402
 
 from qkvsite.cache import write_atomically  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-SNIPPETS = ROOT / "snippets"
-CACHE = ROOT / ".cache" / "figures"
-CACHE_FORMAT = "2"  # change to redraw every cached figure
+from qkvsite.figure_cache import (  # noqa: E402
+    CACHE,
+    SCHEMES,
+    SNIPPETS,
+    cached_path,
+    fingerprint,
+    snippet_sources,
+)
 
 CJK_FONTS = [
     "Noto Sans CJK SC",
@@ -67,7 +69,6 @@ CJK_FONTS = [
 
 Draw = Callable[[dict, str], "matplotlib.figure.Figure"]
 
-SCHEMES = ("light", "dark")
 # non-data colours per scheme; dark's paper is Material's slate background, hsl(232, 15%, 14%)
 PALETTES = {
     "light": {"paper": "white", "ink": "#222222", "muted": "#5e5e5e", "rule": "lightgrey"},
@@ -152,11 +153,6 @@ def check_placeholders(svg: bytes, name: str) -> bytes:
     return svg
 
 
-def file_name(name: str, scheme: str) -> str:
-    """figures/<file_name>: <name>.svg for the light scheme, <name>.dark.svg for the dark one."""
-    return f"{name}.svg" if scheme == "light" else f"{name}.{scheme}.svg"
-
-
 @dataclass(frozen=True)
 class Figure:
     name: str  # file name without extension, e.g. "similarity-matrix"
@@ -185,53 +181,13 @@ def figure(name: str, example: str) -> Callable[[Draw], Draw]:
     return register
 
 
-def snippet_sources(example: str) -> list[Path]:
-    """The example's file and every snippets module it imports, directly or not."""
-    return _imports(*_stamp(SNIPPETS / example))
-
-
-def _stamp(path: Path) -> tuple[Path, int]:
-    return path, path.stat().st_mtime_ns
-
-
-@functools.lru_cache(maxsize=256)
-def _imports(path: Path, mtime_ns: int) -> list[Path]:
-    seen, todo = [], [path]
-    while todo:
-        path = todo.pop()
-        if path in seen or not path.is_file():
-            continue
-        seen.append(path)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            for name in names:
-                if name.startswith("snippets."):
-                    module = ROOT / Path(*name.split("."))
-                    todo += [module.with_suffix(".py"), module / "__init__.py"]
-    return sorted(seen)
-
-
-def _fingerprint(paths) -> str:
-    return _fingerprint_of(tuple(_stamp(path) for path in paths))
-
-
-@functools.lru_cache(maxsize=256)
-def _fingerprint_of(stamped: tuple[tuple[Path, int], ...]) -> str:
-    """A hash of the files' contents, computed again only when one of them changed (mtime)."""
-    digest = hashlib.sha256()
-    for path, _ in stamped:
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 def run_example(example: str) -> dict:
     """Run snippets/<example> as a script (output discarded); return its variables.
 
     Memoised by the content of the example and of the snippets modules it imports:
     the figures of both languages share one run, and an edit runs it again.
     """
-    return _run_script(str(SNIPPETS / example), _fingerprint(snippet_sources(example)))
+    return _run_script(str(SNIPPETS / example), fingerprint(snippet_sources(example)))
 
 
 @functools.cache
@@ -387,30 +343,20 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
     return buffer.getvalue()
 
 
-def cache_key(name: str, lang: str, scheme: str = "light") -> str:
-    """Everything that can change figure ``name`` in ``lang`` and ``scheme``."""
-    from qkvsite.config import example_device, torch_version
-
+def _cached_path(name: str, lang: str, scheme: str) -> Path:
     spec = FIGURES[name]
-    versions = f"{CACHE_FORMAT} {name} {lang} {scheme} matplotlib {matplotlib.__version__} torch {torch_version()}"
-    versions += f" {example_device()}"
-    sources = [Path(__file__), spec.module_file, *snippet_sources(spec.example)]
-    return hashlib.sha256(versions.encode() + _fingerprint(sources).encode()).hexdigest()[:24]
-
-
-def cached_path(name: str, lang: str, scheme: str) -> Path:
-    return CACHE / f"{name}.{lang}.{scheme}.{cache_key(name, lang, scheme)}.svg"
+    return cached_path(name, spec.example, spec.module_file, lang, scheme)
 
 
 def render(name: str, lang: str, scheme: str = "light") -> bytes:
     """SVG bytes of figure ``name`` with labels in ``lang``, from the disk cache when nothing changed."""
-    path = cached_path(name, lang, scheme)
+    path = _cached_path(name, lang, scheme)
     if path.is_file():
         return path.read_bytes()
     drawing = _draw(name, lang)
     svgs = {each: recolour(drawing, each) for each in SCHEMES}  # one drawing gives every scheme: store them all
     for each, svg in svgs.items():
-        target = cached_path(name, lang, each)
+        target = _cached_path(name, lang, each)
         for stale in CACHE.glob(f"{name}.{lang}.{each}.*.svg"):
             if stale != target:
                 stale.unlink(missing_ok=True)  # another process may have removed it first
@@ -437,7 +383,7 @@ class Prerender:
         jobs: dict[str, list[tuple[str, str]]] = {}  # example -> (figure, language) pairs
         for name, spec in FIGURES.items():
             for lang in languages:
-                if not all(cached_path(name, lang, scheme).is_file() for scheme in SCHEMES):
+                if not all(_cached_path(name, lang, scheme).is_file() for scheme in SCHEMES):
                     jobs.setdefault(spec.example, []).append((name, lang))
         self.count = sum(len(group) for group in jobs.values())
         self.futures = []

@@ -17,7 +17,7 @@ from mkdocs.structure.files import File
 
 from qkvsite import config as site
 from qkvsite.dialect import FIGURE
-from qkvsite.figures import SCHEMES, file_name, load_all, render
+from qkvsite.figure_cache import SCHEMES, file_name, registered, svg
 from qkvsite.hooks import building
 
 OPEN = {"zh": "点击查看原图", "en": "Open the figure full size"}
@@ -26,9 +26,9 @@ OPEN = {"zh": "点击查看原图", "en": "Open the figure full size"}
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has sorted the files by language
 def on_files(files, config):
     lang = building(config)
-    for name in load_all():
+    for name in registered():
         for scheme in SCHEMES:
-            file = File.generated(config, f"figures/{file_name(name, scheme)}", content=render(name, lang, scheme))
+            file = File.generated(config, f"figures/{file_name(name, scheme)}", content=svg(name, lang, scheme))
             file.dest_uri = site.url_prefix(lang) + file.dest_uri
             files.append(file)
     return files

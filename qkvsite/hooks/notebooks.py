@@ -31,7 +31,7 @@ from mkdocs.plugins import event_priority
 from mkdocs_jupyter.plugin import NotebookFile, _compute_cache_key, _get_cache_path
 
 from qkvsite import config as site
-from qkvsite.figures import Prerender
+from qkvsite import figure_cache
 from qkvsite.hooks import building
 from qkvsite.kernel import preloaded
 from qkvsite.notebooks import (
@@ -151,6 +151,16 @@ class RenderAhead:
         return written
 
 
+def prerender(languages: list[str]):
+    """The figures missing from the cache, drawing in the background (``qkvsite.figures.Prerender``); with none
+    missing, matplotlib is not even imported."""
+    if not figure_cache.missing(languages):
+        return SimpleNamespace(wait=lambda: None)
+    from qkvsite.figures import Prerender
+
+    return Prerender(languages)
+
+
 _ahead: RenderAhead | None = None  # the pages the default language's pass started rendering
 
 
@@ -168,7 +178,7 @@ def on_pre_build(config):
     jupyter = config.plugins.get("mkdocs-jupyter")
     if building(config) == site.default_language():  # the first pass builds every language's notebooks
         # the figures missing from their cache are drawn in worker processes while the notebooks run
-        figures = Prerender(site.languages())
+        figures = prerender(site.languages())
         try:
             _editions[:] = build_notebooks(site_url=config.site_url, figures_ready=figures.wait)
         finally:
