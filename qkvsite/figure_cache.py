@@ -72,9 +72,15 @@ def _fingerprint_of(stamped: tuple[tuple[Path, int], ...]) -> str:
     return digest.hexdigest()
 
 
+@functools.cache
+def matplotlib_version() -> str:
+    """The installed matplotlib, without importing it; read once per process."""
+    return version("matplotlib")
+
+
 def cache_key(name: str, example: str, module: Path, lang: str, scheme: str = "light") -> str:
     """Everything that can change figure ``name`` (drawn by ``module`` from ``example``) in ``lang`` and ``scheme``."""
-    versions = f"{CACHE_FORMAT} {name} {lang} {scheme} matplotlib {version('matplotlib')} torch {torch_version()}"
+    versions = f"{CACHE_FORMAT} {name} {lang} {scheme} matplotlib {matplotlib_version()} torch {torch_version()}"
     versions += f" {example_device()}"
     sources = [MODULES / "__init__.py", module, *snippet_sources(example)]
     return hashlib.sha256(versions.encode() + fingerprint(sources).encode()).hexdigest()[:24]
