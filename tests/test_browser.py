@@ -1,6 +1,8 @@
 """Every page of both languages in headless Chromium, with the network cut off at the site's origin.
 
-The server, the page loads and what they need are in tests/browsing.py.
+The server, the page loads and what they need are in tests/browsing.py. Those loads wait for the network to be idle
+(no request for 500 ms), to see every request a page makes; the tests here open a page until its load event and then
+wait for what they check, if it comes later.
 """
 
 import functools
@@ -122,7 +124,7 @@ def page(browser, server, origin):
 
 
 def test_copy_button_copies_the_code_the_reader_sees(page, origin):
-    page.goto(origin + "/dot-product/", wait_until="networkidle")
+    page.goto(origin + "/dot-product/", wait_until="load")
     first = page.locator(".highlight").first
     first.hover()
     first.locator('button[data-md-type="copy"]').click()
@@ -147,7 +149,7 @@ def test_a_notebook_cells_copy_button_copies_the_cells_source(page, origin, site
     prefix = "" if lang == "zh" else "/en"
     notebook = json.loads((site / prefix.lstrip("/") / "notebooks" / "qkv" / "qkv.ipynb").read_text(encoding="utf-8"))
     sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    page.goto(origin + prefix + "/notebooks/qkv/", wait_until="networkidle")
+    page.goto(origin + prefix + "/notebooks/qkv/", wait_until="load")
     cells = page.locator(".jp-CodeCell")
     assert cells.count() == len(sources)
     for index in (0, len(sources) - 1):
@@ -168,7 +170,7 @@ def on_a_phone(browser, origin):
     def open_page(path):
         if path not in pages:
             pages[path] = context.new_page()
-            pages[path].goto(origin + path, wait_until="networkidle")
+            pages[path].goto(origin + path, wait_until="load")
         return pages[path]
 
     yield open_page
@@ -201,7 +203,7 @@ def run_alone(code: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_continuation_copies_its_whole_chain_which_runs_alone_and_prints_the_page_output(page, origin, lang):
     index, chain = chain_with_outputs(DOCS / f"dot-product.{lang}.md")
-    page.goto(origin + ("/dot-product/" if lang == "zh" else "/en/dot-product/"), wait_until="networkidle")
+    page.goto(origin + ("/dot-product/" if lang == "zh" else "/en/dot-product/"), wait_until="load")
     block = page.locator(".md-typeset .highlight.language-python").nth(index)
     block.hover()
     button = block.locator('button[data-md-type="copy"]')
@@ -215,7 +217,7 @@ def test_a_continuation_copies_its_whole_chain_which_runs_alone_and_prints_the_p
 
 
 def test_output_blocks_have_no_copy_button(page, origin):
-    page.goto(origin + "/dot-product/", wait_until="networkidle")
+    page.goto(origin + "/dot-product/", wait_until="load")
     assert page.locator(".qkv-output").count() > 0
     assert page.locator('.qkv-output button[data-md-type="copy"]').count() == 0
     assert page.locator('.language-python button[data-md-type="copy"]').count() == len(
@@ -232,7 +234,7 @@ def test_output_blocks_have_no_copy_button(page, origin):
     ],
 )
 def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, target):
-    page.goto(origin + start, wait_until="networkidle")
+    page.goto(origin + start, wait_until="networkidle")  # leaving it at once would abort what it loads after load
     link = page.locator(f'a.md-select__link[hreflang="{lang}"]')
     with page.expect_navigation():
         link.evaluate("a => a.click()")  # the menu opens on hover; the link is what matters
@@ -266,7 +268,7 @@ def search_pages(browser, origin):
     def open_search(start):
         if start not in opened:
             visit = opened[start] = Visit(new_context(browser, search=True), origin)
-            visit.page.goto(origin + start, wait_until="networkidle")
+            visit.page.goto(origin + start, wait_until="load")
             visit.page.locator("label.md-search__icon, .md-search__input").first.click()
         return opened[start].page
 
@@ -308,7 +310,7 @@ def test_the_search_index_is_downloaded_only_after_the_page_has_loaded(page, ori
 
 
 def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
-    page.goto(origin + "/dot-product/", wait_until="networkidle")
+    page.goto(origin + "/dot-product/", wait_until="load")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.classList.contains('md-skip')")
     page.keyboard.press("Enter")
@@ -328,7 +330,7 @@ def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
 def test_a_missing_path_gets_a_styled_404_whose_links_stay_inside_the_site(browser, origin, missing):
     context = new_context(browser)
     visit = Visit(context, origin)
-    response = visit.page.goto(origin + missing, wait_until="networkidle")
+    response = visit.page.goto(origin + missing, wait_until="load")
     assert response.status == 404
     assert visit.blocked == [], "the 404 page requested something outside the site"
     assert [f for f in visit.failed if not f.startswith(origin + missing)] == []
@@ -346,7 +348,7 @@ def test_a_missing_path_gets_a_styled_404_whose_links_stay_inside_the_site(brows
 
 @pytest.mark.parametrize("path, home, switch", [("/404.html", "/", "/en/"), ("/en/404.html", "/en/", "/")])
 def test_each_404_page_links_home_and_to_the_other_language_inside_the_site(page, origin, path, home, switch):
-    page.goto(origin + path, wait_until="networkidle")
+    page.goto(origin + path, wait_until="load")
     hrefs = page.eval_on_selector_all(".md-content a[href]", "as => as.map(a => a.href)")
     assert origin + home in hrefs
     other = "en" if home == "/" else "zh"
@@ -363,7 +365,7 @@ def test_the_search_dialog_is_named_in_the_page_language(search_pages, path, lab
 def test_each_colour_scheme_shows_its_own_variant_of_every_figure(browser, origin, scheme, suffix):
     context = new_context(browser, color_scheme=scheme)
     page = context.new_page()
-    page.goto(origin + "/en/scaled-dot-product/", wait_until="networkidle")
+    page.goto(origin + "/en/scaled-dot-product/", wait_until="load")
     shown = page.eval_on_selector_all(
         "a.qkv-figure img", "imgs => imgs.filter(i => i.checkVisibility()).map(i => i.src)"
     )
@@ -393,14 +395,14 @@ def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_i
     context = new_context(browser, color_scheme=system)
     page = context.new_page()
     scheme = lambda: page.evaluate("document.body.dataset.mdColorScheme")  # noqa: E731
-    page.goto(origin + "/qkv/", wait_until="networkidle")
+    page.goto(origin + "/qkv/", wait_until="load")
     assert scheme() == first
     toggles = page.locator("form[data-qkv-palette] label:visible")
     assert toggles.count() == 1
     toggles.click()
     assert scheme() == other
     assert page.locator("form[data-qkv-palette] label:visible").count() == 1
-    page.goto(origin + "/faq/", wait_until="networkidle")
+    page.goto(origin + "/faq/", wait_until="load")
     assert scheme() == other
     page.focus("form[data-qkv-palette] input:checked")  # Enter on the focused option switches, as with Material's
     page.keyboard.press("Enter")
@@ -409,7 +411,9 @@ def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_i
 
 
 def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(on_a_phone):
-    blocks = on_a_phone("/scaled-dot-product/").eval_on_selector_all(
+    page = on_a_phone("/scaled-dot-product/")
+    page.wait_for_function("document.querySelector('.md-typeset pre > code[tabindex]')")  # set a frame after load
+    blocks = page.eval_on_selector_all(
         ".md-typeset pre > code",
         "cs => cs.map(c => ({wide: c.scrollWidth > c.clientWidth, tabindex: c.getAttribute('tabindex')}))",
     )
