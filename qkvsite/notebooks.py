@@ -30,9 +30,9 @@ import textwrap
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
-import jupytext
 import nbformat
 
 from qkvsite import config
@@ -153,6 +153,8 @@ def chapter_notebook(page: Page, chapter: str):
     Its first code cell checks (or installs) the torch the examples need; the
     other code cells are the page's Python blocks.
     """
+    import jupytext
+
     if re.match(r"^[ \t\f]*#.*?coding[:=]", page.title and f"# {page.title}"):
         raise ValueError(f"{page.path}: jupytext reads the title {page.title!r} as a source encoding; reword it")
     notebook = jupytext.reads(chapter_markdown(page, chapter), fmt="md")
@@ -368,6 +370,65 @@ def _stamps(*directories: Path) -> tuple:
 # after an edit makes again only the chapters whose page, snippets or figure code changed
 _made: dict[str, tuple[tuple, dict[str, tuple[str, str]]]] = {}
 
+# The same for a new process (a warm `mkdocs build`): each chapter's made files are vouched for by a digest of
+# everything they are made from, content not times, and by their own checksums; a chapter whose digest or files
+# differ is made again.
+MADE = CACHE / "notebooks-made.json"
+
+
+def _sha(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
+
+
+def made_from(snippet_settings, site_url: str) -> dict[str, str]:
+    """Per chapter, a digest of what its notebook files are made from: its pages, the code of the examples and of
+    the tooling (which makes the notebooks and draws the figures they embed), the settings, and the versions the
+    outputs depend on."""
+    sources = [p for root in ("snippets", "qkvsite") for p in sorted((config.ROOT / root).rglob("*.py"))]
+    common = [*(p.read_bytes() for p in sources), (config.ROOT / "mkdocs.yml").read_bytes()]
+    common += [repr(snippet_settings), site_url, config.torch_version(), platform.python_version()]
+    common += [config.example_device(), *(version(name) for name in ("jupytext", "nbformat", "matplotlib"))]
+    common_digest = _sha(b"\0".join(m if isinstance(m, bytes) else m.encode() for m in common)).encode()
+    pages = lambda chapter: [(config.DOCS / f"{chapter}.{lang}.md").read_bytes() for lang in config.languages()]  # noqa: E731
+    return {chapter: _sha(b"\0".join([common_digest, *pages(chapter)])) for chapter in config.chapters()}
+
+
+def _made_on_disk(chapter: str, digest: str, entries: dict) -> dict[str, tuple[str, str]] | None:
+    """The chapter's files as an earlier process made them from ``digest`` (``entries``: MADE), or None."""
+    try:
+        entry = entries[chapter]
+        if entry["from"] != digest:
+            return None
+        files = {}
+        for lang in config.languages():
+            edition = Edition(chapter, lang)
+            texts = [(GENERATED / path).read_text(encoding="utf-8") for path in (edition.page, edition.download)]
+            if [_sha(text) for text in texts] != entry["files"][lang]:
+                return None  # edited, cut short, or made by another build since
+            files[lang] = tuple(texts)
+        return files
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _read_made() -> dict:
+    try:
+        entries = json.loads(MADE.read_text(encoding="utf-8"))
+        return entries if isinstance(entries, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_made(digests: dict[str, str]) -> None:
+    entries = {
+        chapter: {
+            "from": digest,
+            "files": {lang: [_sha(t) for t in texts] for lang, texts in _made[chapter][1].items()},
+        }
+        for chapter, digest in digests.items()
+    }
+    write_atomically(MADE, json.dumps(entries, indent=1).encode())
+
 
 def build_notebooks(
     snippet_settings: dict | None = None,
@@ -390,6 +451,10 @@ def build_notebooks(
         )
         for chapter in config.chapters()
     }
+    digests, on_disk = made_from(snippet_settings, site_url), _read_made()
+    for chapter in config.chapters():
+        if chapter not in _made and (files := _made_on_disk(chapter, digests[chapter], on_disk)):
+            _made[chapter] = (inputs[chapter], files)
     todo = [chapter for chapter in config.chapters() if _made.get(chapter, (None,))[0] != inputs[chapter]]
     notebooks = {
         (chapter, lang): chapter_notebook(
@@ -430,6 +495,8 @@ def build_notebooks(
             write_if_changed(GENERATED / edition.page, page)
             write_if_changed(GENERATED / edition.download, download)
             editions.append(edition)
+    if todo:
+        _write_made(digests)
     return editions
 
 

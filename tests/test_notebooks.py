@@ -245,6 +245,39 @@ def test_a_rebuild_makes_again_only_the_chapters_whose_sources_changed(site, mon
     notebooks.build_notebooks(site_url=SITE_URL)
 
 
+def test_a_new_process_takes_each_chapters_notebooks_as_made_unless_they_or_what_they_are_made_from_changed(
+    site, monkeypatch
+):
+    # `site` first: the build made the notebooks and filled the run cache, so nothing is executed here
+    from importlib.metadata import version
+
+    from tests.conftest import SITE_URL
+
+    made, original = [], notebooks.chapter_notebook
+    monkeypatch.setattr(
+        notebooks, "chapter_notebook", lambda page, chapter: made.append(chapter) or original(page, chapter)
+    )
+
+    def build_in_a_new_process():
+        made.clear()
+        monkeypatch.setattr(notebooks, "_made", {})
+        return notebooks.build_notebooks(site_url=SITE_URL)
+
+    editions = build_in_a_new_process()
+    files = {e.download: (notebooks.GENERATED / e.download).read_bytes() for e in editions}
+    assert build_in_a_new_process() == editions and made == []  # every chapter as made before
+    edited = notebooks.GENERATED / editions[0].download
+    edited.write_text(edited.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    build_in_a_new_process()
+    assert made == [editions[0].chapter] * len(LANGS)  # an edited file: its chapter is made again
+    assert {e.download: (notebooks.GENERATED / e.download).read_bytes() for e in editions} == files
+    monkeypatch.setattr(notebooks, "version", lambda name: "0.0" if name == "jupytext" else version(name))
+    build_in_a_new_process()
+    assert sorted(set(made)) == sorted(chapters())  # another jupytext: every chapter made again
+    monkeypatch.undo()
+    build_in_a_new_process()
+
+
 # --- the built site --------------------------------------------------------------------------------------------
 
 
