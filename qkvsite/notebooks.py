@@ -371,8 +371,8 @@ def _stamps(*directories: Path) -> tuple:
 _made: dict[str, tuple[tuple, dict[str, tuple[str, str]]]] = {}
 
 # The same for a new process (a warm `mkdocs build`): each chapter's made files are vouched for by a digest of
-# everything they are made from, content not times, and by their own checksums; a chapter whose digest or files
-# differ is made again.
+# everything they are made from, content not times, by their own checksums and by those of the figures the
+# downloads embed, as the figure cache holds them; a chapter where any of these differs is made again.
 MADE = CACHE / "notebooks-made.json"
 
 
@@ -405,6 +405,8 @@ def _made_on_disk(chapter: str, digest: str, entries: dict) -> dict[str, tuple[s
             texts = [(GENERATED / path).read_text(encoding="utf-8") for path in (edition.page, edition.download)]
             if [_sha(text) for text in texts] != entry["files"][lang]:
                 return None  # edited, cut short, or made by another build since
+            if _embedded(texts[1], lang) != entry["figures"][lang]:
+                return None  # a figure it embeds was drawn again since (one that shows a time measured, say)
             files[lang] = tuple(texts)
         return files
     except (OSError, ValueError, KeyError, TypeError):
@@ -419,11 +421,23 @@ def _read_made() -> dict:
         return {}
 
 
+def _embedded(download: str, lang: str) -> dict[str, str | None]:
+    """Each figure a download embeds, with a checksum of its drawing in the figure cache now (None: not there)."""
+    from qkvsite import figure_cache
+
+    checksums = {}
+    for name in sorted(set(re.findall(r"\(attachment:([\w-]+)\.svg\)", download))):
+        path = figure_cache.cached_path(name, *figure_cache.registered()[name], lang, "light")
+        checksums[name] = _sha(path.read_bytes()) if path.is_file() else None
+    return checksums
+
+
 def _write_made(digests: dict[str, str]) -> None:
     entries = {
         chapter: {
             "from": digest,
             "files": {lang: [_sha(t) for t in texts] for lang, texts in _made[chapter][1].items()},
+            "figures": {lang: _embedded(texts[1], lang) for lang, texts in _made[chapter][1].items()},
         }
         for chapter, digest in digests.items()
     }

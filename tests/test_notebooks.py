@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from qkvsite import config, notebooks
+from qkvsite import config, figure_cache, notebooks
 from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
 from qkvsite.dialect import Page
 from qkvsite.notebooks import (
@@ -271,6 +271,18 @@ def test_a_new_process_takes_each_chapters_notebooks_as_made_unless_they_or_what
     build_in_a_new_process()
     assert made == [editions[0].chapter] * len(LANGS)  # an edited file: its chapter is made again
     assert {e.download: (notebooks.GENERATED / e.download).read_bytes() for e in editions} == files
+    name = re.search(r"\(attachment:([\w-]+)\.svg\)", files[editions[0].download].decode())[1]
+    drawing = figure_cache.cached_path(name, *figure_cache.registered()[name], editions[0].lang, "light")
+    original_drawing = drawing.read_bytes()
+    try:
+        drawing.write_bytes(original_drawing.replace(b"</svg>", b"<!-- drawn again --></svg>"))
+        build_in_a_new_process()
+        assert made == [editions[0].chapter] * len(LANGS)  # a figure it embeds was drawn again
+        assert b"drawn again" in (notebooks.GENERATED / editions[0].download).read_bytes()
+    finally:
+        drawing.write_bytes(original_drawing)
+    build_in_a_new_process()
+    assert made == [editions[0].chapter] * len(LANGS)
     monkeypatch.setattr(notebooks, "version", lambda name: "0.0" if name == "jupytext" else version(name))
     build_in_a_new_process()
     assert sorted(set(made)) == sorted(chapters())  # another jupytext: every chapter made again
