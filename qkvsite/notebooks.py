@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+import jupytext
 import nbformat
 
 from qkvsite import config
@@ -153,8 +154,6 @@ def chapter_notebook(page: Page, chapter: str):
     Its first code cell checks (or installs) the torch the examples need; the
     other code cells are the page's Python blocks.
     """
-    import jupytext
-
     if re.match(r"^[ \t\f]*#.*?coding[:=]", page.title and f"# {page.title}"):
         raise ValueError(f"{page.path}: jupytext reads the title {page.title!r} as a source encoding; reword it")
     notebook = jupytext.reads(chapter_markdown(page, chapter), fmt="md")
@@ -389,7 +388,7 @@ def made_from(snippet_settings, site_url: str) -> dict[str, str]:
     common += [repr(snippet_settings), site_url, config.torch_version(), platform.python_version()]
     common += [config.example_device(), *(version(name) for name in ("jupytext", "nbformat", "matplotlib"))]
     common_digest = _sha(b"\0".join(m if isinstance(m, bytes) else m.encode() for m in common)).encode()
-    pages = lambda chapter: [(config.DOCS / f"{chapter}.{lang}.md").read_bytes() for lang in config.languages()]  # noqa: E731
+    pages = lambda chapter: [(config.DOCS / f"{chapter}.{lang}.md").read_bytes() for lang in config.languages()]
     return {chapter: _sha(b"\0".join([common_digest, *pages(chapter)])) for chapter in config.chapters()}
 
 
