@@ -355,23 +355,13 @@ def absolute_links(notebook, site_url: str, lang: str):
     return notebook
 
 
-def _stamps(*directories: Path) -> tuple:
-    """(path, mtime, size) of every Python file under the directories: changes when one is saved."""
-    return tuple(
-        (str(path), stat.st_mtime_ns, stat.st_size)
-        for directory in directories
-        for path in sorted(directory.rglob("*.py"))
-        for stat in [path.stat()]
-    )
+# chapter -> (digest of what its files were made from, {lang: (page file, download file)}): under `mkdocs serve`,
+# a rebuild after an edit makes again only the chapters whose page or code changed
+_made: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {}
 
-
-# chapter -> (what its files were made from, {lang: (page file, download file)}): under `mkdocs serve`, a rebuild
-# after an edit makes again only the chapters whose page, snippets or figure code changed
-_made: dict[str, tuple[tuple, dict[str, tuple[str, str]]]] = {}
-
-# The same for a new process (a warm `mkdocs build`): each chapter's made files are vouched for by a digest of
-# everything they are made from, content not times, by their own checksums and by those of the figures the
-# downloads embed, as the figure cache holds them; a chapter where any of these differs is made again.
+# The same for a new process (a warm `mkdocs build`): each chapter's made files are vouched for by that digest,
+# by their own checksums and by those of the figures the downloads embed, as the figure cache holds them; a
+# chapter where any of these differs is made again.
 MADE = CACHE / "notebooks-made.json"
 
 
@@ -454,21 +444,11 @@ def build_notebooks(
     The page's own links are relative; the download's are absolute, to ``site_url``. The downloads embed
     the figures: ``figures_ready`` is called after the executions and before the first figure is needed.
     """
-    code_stamps = _stamps(config.ROOT / "snippets", config.ROOT / "qkvsite" / "figures")
-    inputs = {
-        chapter: (
-            tuple((config.DOCS / f"{chapter}.{lang}.md").read_bytes() for lang in config.languages()),
-            code_stamps,
-            repr(snippet_settings),
-            site_url,
-        )
-        for chapter in config.chapters()
-    }
     digests, on_disk = made_from(snippet_settings, site_url), _read_made()
     for chapter in config.chapters():
         if chapter not in _made and (files := _made_on_disk(chapter, digests[chapter], on_disk)):
-            _made[chapter] = (inputs[chapter], files)
-    todo = [chapter for chapter in config.chapters() if _made.get(chapter, (None,))[0] != inputs[chapter]]
+            _made[chapter] = (digests[chapter], files)
+    todo = [chapter for chapter in config.chapters() if _made.get(chapter, (None,))[0] != digests[chapter]]
     notebooks = {
         (chapter, lang): chapter_notebook(
             Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings), chapter
@@ -500,7 +480,7 @@ def build_notebooks(
             executed = with_outputs(notebooks[chapter, lang], outputs, key)
             download = absolute_links(embed_figures(executed, lang), site_url, lang)
             files[lang] = (nbformat.writes(executed), nbformat.writes(download))
-        _made[chapter] = (inputs[chapter], files)
+        _made[chapter] = (digests[chapter], files)
     editions = []
     for chapter in config.chapters():
         for lang, (page, download) in _made[chapter][1].items():
