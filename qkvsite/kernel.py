@@ -50,6 +50,14 @@ def preloaded():
     return context
 
 
+def start_server() -> None:
+    """Start the server now, without waiting for its imports (the first process forked from it waits)."""
+    from multiprocessing import forkserver
+
+    preloaded()
+    forkserver.ensure_running()
+
+
 def _kernel(connection_file: str, cwd: str, env: dict[str, str]) -> None:
     """In the forked process: become the kernel jupyter_client asked for."""
     os.setsid()  # as jupyter_client starts a kernel: a session of its own, away from the terminal's Ctrl-C

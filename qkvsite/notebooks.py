@@ -13,9 +13,9 @@ and both editions get those outputs. The outputs are cached in
 ``.cache/notebook-runs/`` under a key made of the code, the torch and Python
 versions and the device; an entry whose key, shape or checksum does not match
 is never used, it is executed again. The executed notebooks are written to
-``.cache/generated/`` (outside ``docs/``, so ``mkdocs serve`` does not watch
-them) for mkdocs-jupyter to render; the download is the same notebook with its
-figures attached.
+``docs/notebooks/`` (git-ignored; ``mkdocs serve`` does not watch it) for
+mkdocs-jupyter to render, as soon as the executions are done; the download is
+the same notebook with its figures attached, written once they are drawn.
 """
 
 from __future__ import annotations
@@ -438,11 +438,14 @@ def build_notebooks(
     workers: int | None = None,
     site_url: str = "http://127.0.0.1:8000/",
     figures_ready: Callable[[], None] = lambda: None,
+    pages_ready: Callable[[list[Edition]], None] = lambda editions: None,
 ) -> list[Edition]:
     """Every chapter's notebook in every language, executed (or taken from the run cache).
 
-    The page's own links are relative; the download's are absolute, to ``site_url``. The downloads embed
-    the figures: ``figures_ready`` is called after the executions and before the first figure is needed.
+    The page's own links are relative; the download's are absolute, to ``site_url``. Once the executions are
+    done, the pages are written and ``pages_ready`` is called with their editions (they can be rendered while
+    the figures are still being drawn); the downloads embed the figures: ``figures_ready`` is called before the
+    first figure is needed.
     """
     digests, on_disk = made_from(snippet_settings, site_url), _read_made()
     for chapter in config.chapters():
@@ -472,22 +475,26 @@ def build_notebooks(
             code, key, _ = runs[chapter]
             store_outputs(chapter, key, outputs)
             runs[chapter] = (code, key, outputs)
+    executed = {
+        (chapter, lang): with_outputs(notebooks[chapter, lang], runs[chapter][2], runs[chapter][1])
+        for chapter in todo
+        for lang in config.languages()
+    }
+    pages = {made: nbformat.writes(notebook) for made, notebook in executed.items()}
+    editions = [Edition(chapter, lang) for chapter in config.chapters() for lang in config.languages()]
+    for edition in editions:
+        made = (edition.chapter, edition.lang)
+        write_if_changed(GENERATED / edition.page, pages[made] if made in pages else _made[made[0]][1][made[1]][0])
+    pages_ready(editions)
     figures_ready()
     for chapter in todo:
-        _, key, outputs = runs[chapter]
         files = {}
         for lang in config.languages():
-            executed = with_outputs(notebooks[chapter, lang], outputs, key)
-            download = absolute_links(embed_figures(executed, lang), site_url, lang)
-            files[lang] = (nbformat.writes(executed), nbformat.writes(download))
+            download = absolute_links(embed_figures(executed[chapter, lang], lang), site_url, lang)
+            files[lang] = (pages[chapter, lang], nbformat.writes(download))
         _made[chapter] = (digests[chapter], files)
-    editions = []
-    for chapter in config.chapters():
-        for lang, (page, download) in _made[chapter][1].items():
-            edition = Edition(chapter, lang)
-            write_if_changed(GENERATED / edition.page, page)
-            write_if_changed(GENERATED / edition.download, download)
-            editions.append(edition)
+    for edition in editions:
+        write_if_changed(GENERATED / edition.download, _made[edition.chapter][1][edition.lang][1])
     if todo:
         _write_made(digests)
     return editions

@@ -290,6 +290,31 @@ def test_a_new_process_takes_each_chapters_notebooks_as_made_unless_they_or_what
     build_in_a_new_process()
 
 
+def test_the_pages_are_handed_over_for_rendering_before_the_figures_are_needed_and_the_downloads_after(
+    site, monkeypatch
+):
+    # `site` first: the run cache is full, so nothing is executed here; a new process makes every chapter again
+    from tests.conftest import SITE_URL
+
+    monkeypatch.setattr(notebooks, "_made", {})
+    editions = [notebooks.Edition(chapter, lang) for chapter in chapters() for lang in LANGS]
+    for each in editions:
+        (notebooks.GENERATED / each.download).unlink()
+    events = []
+
+    def pages_ready(handed):
+        assert handed == editions and all((notebooks.GENERATED / e.page).is_file() for e in handed)
+        events.append("pages")
+
+    def figures_ready():
+        assert not any((notebooks.GENERATED / e.download).exists() for e in editions)  # they embed the figures
+        events.append("figures")
+
+    assert notebooks.build_notebooks(site_url=SITE_URL, pages_ready=pages_ready, figures_ready=figures_ready)
+    assert events == ["pages", "figures"]
+    assert all((notebooks.GENERATED / e.download).is_file() for e in editions)
+
+
 # --- the built site --------------------------------------------------------------------------------------------
 
 

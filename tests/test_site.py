@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future
 
 import pytest
 import torch
@@ -91,6 +92,41 @@ def test_a_build_that_finds_every_figure_cached_starts_no_figure_workers(site):
     figures = Prerender(config.languages())  # the build behind `site` drew and cached every figure
     assert figures.count == 0 and figures.futures == []
     figures.wait()
+
+
+def test_starting_the_figure_workers_does_not_hold_up_the_build_while_they_fork(site, monkeypatch, tmp_path):
+    # forking the first worker waits until the server has imported torch (seconds): the build goes on meanwhile
+    import threading
+
+    from qkvsite import figures
+
+    forked = threading.Event()
+
+    class SlowToFork:
+        def __init__(self, **options):
+            self.submitted = []
+
+        def submit(self, function, jobs):
+            forked.wait(timeout=5)
+            self.submitted.append(jobs)
+            done = Future()
+            done.set_result(None)
+            return done
+
+        def shutdown(self, cancel_futures):
+            pass
+
+    monkeypatch.setattr(figures.concurrent.futures, "ProcessPoolExecutor", SlowToFork)
+    monkeypatch.setattr(figures, "CACHE", tmp_path)  # every figure missing: all to be drawn
+    monkeypatch.setattr(figures, "_cached_path", lambda name, lang, scheme: tmp_path / f"{name}.{lang}.{scheme}.svg")
+    drawing = Prerender(config.languages())
+    assert drawing.count == len(figures.FIGURES) * len(config.languages())
+    assert drawing.pool.submitted == []  # still forking: the constructor did not wait for it
+    forked.set()
+    drawing.wait()
+    assert sorted(job for jobs in drawing.pool.submitted for job in jobs) == sorted(
+        (name, lang) for name in figures.FIGURES for lang in config.languages()
+    )
 
 
 def test_a_build_that_finds_every_figure_cached_does_not_import_matplotlib(site, monkeypatch):

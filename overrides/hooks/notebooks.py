@@ -3,4 +3,12 @@
 The handlers live in qkvsite.hooks.notebooks; this file only hands them to MkDocs.
 """
 
-from qkvsite.hooks.notebooks import on_config, on_files, on_post_build, on_pre_build, on_pre_page, on_serve  # noqa: F401
+from qkvsite.hooks.notebooks import (  # noqa: F401
+    on_config,
+    on_files,
+    on_post_build,
+    on_pre_build,
+    on_pre_page,
+    on_serve,
+    on_startup,
+)

@@ -26,6 +26,7 @@ while the notebooks execute.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import importlib
@@ -387,25 +388,30 @@ class Prerender:
                     jobs.setdefault(spec.example, []).append((name, lang))
         self.count = sum(len(group) for group in jobs.values())
         self.futures = []
+        self.submitting = None
         if self.count >= PARALLEL_FROM:
-            from concurrent.futures import ProcessPoolExecutor
-
             from qkvsite.kernel import preloaded, use_threads
 
             # forked from a server that only imported torch, not from a build that may hold threads and locks
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=preloaded(), initializer=use_threads)
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=workers, mp_context=preloaded(), initializer=use_threads
+            )
             # one task per example, the largest first: it runs once and draws all of its figures
-            for group in sorted(jobs.values(), key=len, reverse=True):
-                self.futures.append(self.pool.submit(_render_all, group))
+            groups = sorted(jobs.values(), key=len, reverse=True)
+            # submitting forks the workers, which waits until the server has imported torch: not on the build's
+            # thread, which goes on meanwhile
+            self.submitting = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+            self.futures = [self.submitting.submit(self.pool.submit, _render_all, group) for group in groups]
 
     def wait(self) -> None:
         try:
-            for future in self.futures:
-                future.result()
+            for submitted in self.futures:
+                submitted.result().result()
         finally:
-            if self.futures:
+            if self.submitting is not None:
+                self.submitting.shutdown(cancel_futures=True)
                 self.pool.shutdown(cancel_futures=True)
-            self.futures = []
+            self.futures, self.submitting = [], None
 
 
 def _render_all(jobs: list[tuple[str, str]]) -> None:

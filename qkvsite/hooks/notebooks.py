@@ -1,7 +1,7 @@
 """The notebook edition: each chapter executed once, rendered in both languages (``qkvsite.notebooks``).
 
 Before each build every chapter's notebook is generated from its pages and
-executed (or its outputs taken from the run cache) into ``.cache/generated/``;
+executed (or its outputs taken from the run cache) into ``docs/notebooks/``;
 those files join the build before mkdocs-jupyter and mkdocs-static-i18n see the
 files, so each language gets its own notebook page and download. mkdocs-jupyter
 only renders them (``execute: false`` in mkdocs.yml).
@@ -15,7 +15,12 @@ written after each build, with each entry's checksum and those of the template
 and the highlighting filter, makes a changed or truncated entry, or every entry
 of another template or filter, be deleted, so it is rendered again rather than
 served. A clean build renders the pages into that cache in two worker processes
-(``RenderAhead``), as mkdocs-jupyter itself would, while the build goes on.
+(``RenderAhead``), as mkdocs-jupyter itself would, from the moment the
+notebooks are executed, while the figures are still being drawn.
+
+The worker processes (kernels, figures, renderings) are forked from one server
+that imports torch first (``qkvsite.kernel``); it is started as the build
+starts, so that those imports overlap the rest of MkDocs' start.
 """
 
 import hashlib
@@ -33,7 +38,7 @@ from mkdocs_jupyter.plugin import NotebookFile, _compute_cache_key, _get_cache_p
 from qkvsite import config as site
 from qkvsite import figure_cache
 from qkvsite.hooks import building
-from qkvsite.kernel import preloaded
+from qkvsite.kernel import preloaded, start_server
 from qkvsite.notebooks import (
     CACHE,
     GENERATED,
@@ -169,6 +174,11 @@ def _wait_for_pages(lang: str | None = None) -> None:
         _ahead.wait(lang)
 
 
+def on_startup(command, dirty):
+    """The worker processes' server (``qkvsite.kernel``) starts importing torch while the build goes on."""
+    start_server()
+
+
 def on_config(config):
     set_up_rendering(str(templates()))
 
@@ -177,15 +187,20 @@ def on_config(config):
 def on_pre_build(config):
     jupyter = config.plugins.get("mkdocs-jupyter")
     if building(config) == site.default_language():  # the first pass builds every language's notebooks
+
+        def render_ahead(editions: list[Edition]) -> None:  # the pages are written: render them while figures draw
+            global _ahead
+            if jupyter is not None:
+                _ahead = RenderAhead(jupyter.config, editions)
+
         # the figures missing from their cache are drawn in worker processes while the notebooks run
         figures = prerender(site.languages())
         try:
-            _editions[:] = build_notebooks(site_url=config.site_url, figures_ready=figures.wait)
+            _editions[:] = build_notebooks(
+                site_url=config.site_url, figures_ready=figures.wait, pages_ready=render_ahead
+            )
         finally:
             figures.wait()
-        if jupyter is not None:
-            global _ahead
-            _ahead = RenderAhead(jupyter.config, _editions)
     else:
         _wait_for_pages(building(config))  # the default language's pass goes on while this language's pages render
     if jupyter is not None:
