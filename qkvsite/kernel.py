@@ -50,6 +50,32 @@ def preloaded():
     return context
 
 
+class Workers:
+    """Jobs for processes forked from the server, submitted off the caller's thread.
+
+    Forking the first process waits until the server has imported torch (seconds, early in a build); the
+    build's thread goes on meanwhile. ``wait()`` returns the jobs' results in order, or raises the first error.
+    """
+
+    def __init__(self, workers: int, initializer=None):
+        from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=preloaded(), initializer=initializer)
+        self.submitting = ThreadPoolExecutor(max_workers=1)
+        self.jobs = []
+
+    def submit(self, function, *args) -> None:
+        self.jobs.append(self.submitting.submit(self.pool.submit, function, *args))
+
+    def wait(self) -> list:
+        try:
+            return [submitted.result().result() for submitted in self.jobs]
+        finally:
+            self.submitting.shutdown(cancel_futures=True)
+            self.pool.shutdown(cancel_futures=True)
+            self.jobs = []
+
+
 def start_server() -> None:
     """Start the server now, without waiting for its imports (the first process forked from it waits)."""
     from multiprocessing import forkserver

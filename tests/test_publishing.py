@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from qkvsite import config
+from qkvsite.config import ROOT
 from qkvsite.dialect import Page
 from tests.conftest import REPO_URL, SITE_URL
 
@@ -102,6 +103,16 @@ def test_a_notebook_pages_link_preview_card_shows_its_chapters_title(site, chapt
     prefix = config.url_prefix(lang)
     # the same title, site name and language draw the same card
     assert card(f"{prefix}notebooks/{chapter}/") == card(config.page_url(chapter, lang))
+
+
+def test_the_cards_drawn_ahead_in_a_worker_are_every_card_the_site_shows(site):
+    # the build draws the cards before it reads its pages: from the page files and each language's site name
+    from mkdocs.config import load_config
+
+    from qkvsite.hooks.social import card_file, every_card
+
+    ahead = {card_file(*card).read_bytes() for card in every_card(load_config(str(ROOT / "mkdocs.yml")))}
+    assert {path.read_bytes() for path in site.rglob("cards/*.png")} == ahead
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)

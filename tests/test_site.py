@@ -90,12 +90,13 @@ def test_figure_labels_are_text_in_the_page_language(site):
 
 def test_a_build_that_finds_every_figure_cached_starts_no_figure_workers(site):
     figures = Prerender(config.languages())  # the build behind `site` drew and cached every figure
-    assert figures.count == 0 and figures.futures == []
+    assert figures.count == 0 and figures.workers is None
     figures.wait()
 
 
 def test_starting_the_figure_workers_does_not_hold_up_the_build_while_they_fork(site, monkeypatch, tmp_path):
     # forking the first worker waits until the server has imported torch (seconds): the build goes on meanwhile
+    import concurrent.futures
     import threading
 
     from qkvsite import figures
@@ -116,15 +117,16 @@ def test_starting_the_figure_workers_does_not_hold_up_the_build_while_they_fork(
         def shutdown(self, cancel_futures):
             pass
 
-    monkeypatch.setattr(figures.concurrent.futures, "ProcessPoolExecutor", SlowToFork)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", SlowToFork)
     monkeypatch.setattr(figures, "CACHE", tmp_path)  # every figure missing: all to be drawn
     monkeypatch.setattr(figures, "_cached_path", lambda name, lang, scheme: tmp_path / f"{name}.{lang}.{scheme}.svg")
     drawing = Prerender(config.languages())
     assert drawing.count == len(figures.FIGURES) * len(config.languages())
-    assert drawing.pool.submitted == []  # still forking: the constructor did not wait for it
+    pool = drawing.workers.pool
+    assert pool.submitted == []  # still forking: the constructor did not wait for it
     forked.set()
     drawing.wait()
-    assert sorted(job for jobs in drawing.pool.submitted for job in jobs) == sorted(
+    assert sorted(job for jobs in pool.submitted for job in jobs) == sorted(
         (name, lang) for name in figures.FIGURES for lang in config.languages()
     )
 

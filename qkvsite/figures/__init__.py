@@ -26,7 +26,6 @@ while the notebooks execute.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import functools
 import importlib
@@ -387,31 +386,20 @@ class Prerender:
                 if not all(_cached_path(name, lang, scheme).is_file() for scheme in SCHEMES):
                     jobs.setdefault(spec.example, []).append((name, lang))
         self.count = sum(len(group) for group in jobs.values())
-        self.futures = []
-        self.submitting = None
+        self.workers = None
         if self.count >= PARALLEL_FROM:
-            from qkvsite.kernel import preloaded, use_threads
+            from qkvsite.kernel import Workers, use_threads
 
             # forked from a server that only imported torch, not from a build that may hold threads and locks
-            self.pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=workers, mp_context=preloaded(), initializer=use_threads
-            )
+            self.workers = Workers(workers, initializer=use_threads)
             # one task per example, the largest first: it runs once and draws all of its figures
-            groups = sorted(jobs.values(), key=len, reverse=True)
-            # submitting forks the workers, which waits until the server has imported torch: not on the build's
-            # thread, which goes on meanwhile
-            self.submitting = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-            self.futures = [self.submitting.submit(self.pool.submit, _render_all, group) for group in groups]
+            for group in sorted(jobs.values(), key=len, reverse=True):
+                self.workers.submit(_render_all, group)
 
     def wait(self) -> None:
-        try:
-            for submitted in self.futures:
-                submitted.result().result()
-        finally:
-            if self.submitting is not None:
-                self.submitting.shutdown(cancel_futures=True)
-                self.pool.shutdown(cancel_futures=True)
-            self.futures, self.submitting = [], None
+        if self.workers is not None:
+            self.workers.wait()
+            self.workers = None
 
 
 def _render_all(jobs: list[tuple[str, str]]) -> None:
