@@ -177,9 +177,9 @@ def test_figure_formulas_and_labels_are_worked_out_once_per_process_and_again_un
 
     cache = getattr(figures, memo)
     first = drawn(label)
-    hits = cache.cache_info().hits
-    assert drawn(label) == first  # another figure, another renderer: the parse or the measure is reused
-    assert cache.cache_info().hits > hits
+    misses = cache.cache_info().misses
+    assert drawn(label) == first  # another figure, another renderer: the parse or the measure is not done again
+    assert cache.cache_info().misses == misses
     serif = drawn(label, **other_fonts)
     assert serif != first and b"DejaVu Serif" in serif  # other fonts: worked out again, not taken from the cache
 
@@ -211,6 +211,80 @@ def test_a_shared_font_lookup_finds_what_matplotlib_finds_and_follows_the_font_r
     assert fontManager._find_fonts_by_props(prop) == _shared_font_lookup.original(fontManager, prop)
     with matplotlib.rc_context({"font.sans-serif": ["DejaVu Sans Mono"]}):
         assert "DejaVuSansMono" in str(fontManager._find_fonts_by_props(prop)[0])
+
+
+LAYOUT_CASES = {
+    "a label": {},
+    "two\nlines, centred": {"multialignment": "center", "linespacing": 1.6},
+    "rotated": {"rotation": 90, "ha": "right", "va": "top"},
+    "$W^{Q}$ and $\\sqrt{d_k}$": {"fontsize": 14},
+    "查询与键 query": {"rotation": 30, "rotation_mode": "anchor"},
+}
+
+
+def laid_out(text, renderer):
+    box, lines, corner = text._get_layout(renderer)
+    return box.bounds, lines, corner
+
+
+@pytest.mark.parametrize("label", list(LAYOUT_CASES))
+def test_a_labels_layout_is_worked_out_once_and_is_matplotlibs_own(label):
+    import matplotlib.pyplot as plt
+
+    from qkvsite import figures
+
+    figures.setup_fonts()
+    fig = plt.figure(figsize=(3, 2))
+    text = fig.text(0.5, 0.5, label, **LAYOUT_CASES[label])
+    renderer = fig._get_renderer()
+    own = figures._shared_layout.original
+    first = laid_out(text, renderer)
+    reused = figures.layouts_reused
+    assert laid_out(text, renderer) == first and figures.layouts_reused == reused + 1
+    box, lines, corner = own(text, renderer)
+    assert first == (box.bounds, lines, corner)
+    plt.close(fig)
+
+
+def test_a_labels_layout_is_worked_out_again_when_what_it_depends_on_changes():
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    from qkvsite import figures
+
+    figures.setup_fonts()
+    fig = plt.figure(figsize=(3, 2))
+    text = fig.text(0.5, 0.5, "Q K V, 查询")
+    renderer = fig._get_renderer()
+
+    def matches_matplotlib():
+        box, lines, corner = figures._shared_layout.original(text, renderer)
+        return laid_out(text, renderer) == (box.bounds, lines, corner)
+
+    before = laid_out(text, renderer)
+    changes = [
+        lambda: text.set_fontsize(17),  # changes the label's own font properties in place
+        lambda: text.set_rotation(45),
+        lambda: text.set_horizontalalignment("right"),
+        lambda: text.set_verticalalignment("top"),
+        lambda: text.set_linespacing(2.0),
+        lambda: text.set_text("Q K V, 查询\nand a second line"),
+        lambda: fig.set_dpi(150),
+    ]
+    for change in changes:
+        change()
+        assert laid_out(text, renderer) != before and matches_matplotlib()
+        before = laid_out(text, renderer)
+    text.set_text("Q K V")
+    text.set_fontfamily("sans-serif")  # resolved with the rcParams' font.sans-serif at each layout
+    renderer = fig._get_renderer()  # a new one at each step: matplotlib keeps each renderer's measures of a label
+    before = laid_out(text, renderer)
+    with matplotlib.rc_context({"font.sans-serif": ["DejaVu Sans Mono"]}):
+        renderer = fig._get_renderer()
+        assert laid_out(text, renderer) != before and matches_matplotlib()
+    renderer = fig._get_renderer()
+    assert laid_out(text, renderer) == before
+    plt.close(fig)
 
 
 def test_figures_are_laid_out_by_the_svg_backend_even_after_a_link_preview_card():

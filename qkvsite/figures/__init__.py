@@ -47,6 +47,7 @@ matplotlib.use("svg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import cbook, font_manager, mathtext, textpath  # noqa: E402
+from matplotlib import text as mtext  # noqa: E402
 
 from qkvsite.cache import write_atomically  # noqa: E402
 from qkvsite.figure_cache import (  # noqa: E402
@@ -249,9 +250,10 @@ def _original(function):
 
 
 # matplotlib measures and lays out the same labels again and again: in every figure (both languages have the same
-# tick labels and formulas), and in each renderer of a figure (each tight_layout and tight bbox pass makes a new
-# one, with caches of its own). Three of its lookups, memoised for the whole process, keyed by everything they
-# read: a drawing takes about a quarter less time, and draws exactly what it drew before.
+# tick labels, formulas and cell values), and in each pass over a figure (tight_layout, the tight bbox, the drawing:
+# each makes a new renderer, with caches of its own). Four of its lookups, memoised for the whole process, keyed by
+# everything they read, and every figure is drawn exactly as before: the first three took about a quarter off the
+# drawings' time, the labels' layouts about a tenth more (62 drawings: 14.6 s -> 13.0 s, best of 4).
 
 _parse_formula = _original(mathtext.MathTextParser._parse_cached).__wrapped__
 _PARSER_OUTPUT = {"vector": "path", "raster": "agg"}
@@ -299,10 +301,54 @@ def _shared_font_lookup(self, prop, fontext="ttf", directory=None, fallback_to_d
     return list(_fonts(self, key, _rc(FONT_RC), fontext, directory, fallback_to_default, rebuild_if_missing))
 
 
+_lay_out = _original(mtext.Text._get_layout)
+# and those that Agg (a link-preview card) measures with
+LAYOUT_RC = FONT_RC + MATH_RC + ["text.hinting", "text.hinting_factor", "text.kerning_factor"]
+LAYOUTS: dict[tuple, tuple] = {}
+LAYOUT_LIMIT = 1 << 16
+layouts_reused = 0
+
+
+def _shared_layout(self, renderer):
+    """A label's layout (its box, lines and their offsets, relative to its anchor): it depends on the text and its
+    font, size, alignment, rotation and spacing, the figure's dpi, the renderer's kind and dpi, and the font
+    rcParams. A label wrapped to its figure's width (``wrap=True``) also depends on its position: not memoised."""
+    global layouts_reused
+    if self.get_wrap():
+        return _lay_out(self, renderer)
+    key = (
+        type(renderer),
+        getattr(renderer, "dpi", None),
+        self.get_figure(root=True).dpi,
+        self.get_text(),
+        self._fontproperties,
+        self.get_usetex(),
+        self._parse_math,
+        self._linespacing,
+        self._multialignment,
+        self._horizontalalignment,
+        self._verticalalignment,
+        self.get_rotation(),
+        self.get_rotation_mode(),
+        _rc(LAYOUT_RC),
+    )
+    layout = LAYOUTS.get(key)
+    if layout is None:
+        if len(LAYOUTS) >= LAYOUT_LIMIT:
+            LAYOUTS.clear()
+        layout = _lay_out(self, renderer)
+        LAYOUTS[(*key[:4], self._fontproperties.copy(), *key[5:])] = layout  # the label's own properties change
+    else:
+        layouts_reused += 1
+    box, lines, corner = layout
+    return box.frozen(), list(lines), corner  # the callers' own copies
+
+
 for _owner, _name, _shared in [
     (mathtext.MathTextParser, "_parse_cached", _shared_formula_cache),
     (textpath.TextToPath, "get_text_width_height_descent", _shared_text_metrics),
     (font_manager.FontManager, "_find_fonts_by_props", _shared_font_lookup),
+    (mtext.Text, "_get_layout", _shared_layout),
 ]:
     _shared.original = _original(getattr(_owner, _name))
     setattr(_owner, _name, _shared)
