@@ -490,6 +490,25 @@ def test_search_entries_taken_from_the_cache_equal_a_fresh_parse(tmp_path, monke
     assert len(list(tmp_path.glob("*.json"))) == 1
 
 
+def test_a_build_with_no_search_entries_cached_loads_jiebas_dictionary_ahead_in_a_thread(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import jieba
+
+    from qkvsite.hooks import search
+
+    config = SimpleNamespace(plugins={})
+    monkeypatch.setattr(search, "CACHE", tmp_path)
+    (tmp_path / "entries.json").write_text("[]", encoding="utf-8")
+    monkeypatch.setattr(search, "_jieba_loading", None)
+    search.on_pre_build(config)
+    assert search._jieba_loading is None  # a build that finds entries cached may need no segmenting at all
+    (tmp_path / "entries.json").unlink()
+    search.on_pre_build(config)
+    search._jieba_loading.join(timeout=60)
+    assert search._jieba_loading.name == "jieba" and jieba.dt.initialized
+
+
 def test_chinese_text_is_segmented_by_jieba_once_then_read_from_the_cache(tmp_path, monkeypatch):
     from material.plugins.search.plugin import SearchIndex
 

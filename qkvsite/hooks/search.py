@@ -24,6 +24,7 @@ import hashlib
 import importlib.metadata
 import json
 import re
+import threading
 from pathlib import Path
 
 import material
@@ -32,6 +33,7 @@ from mkdocs.plugins import event_priority
 from qkvsite import config as site
 from qkvsite.cache import write_atomically
 from qkvsite.dialect import Page
+from qkvsite.hooks import building
 from qkvsite.hooks.math import plain, plain_html
 
 CACHE = site.ROOT / ".cache" / "search"
@@ -80,10 +82,31 @@ def cached_indexing(index):
     index.add_entry_from_context = add_entry_from_context
 
 
+@event_priority(150)  # before the notebooks and figures: jieba loads while they run
 def on_pre_build(config):
     search = config.plugins.get("material/search")
     if search is not None and getattr(search, "search_index", None) is not None:
         cached_indexing(search.search_index)
+    if building(config) == site.default_language() and not any(CACHE.glob("*.json")):
+        load_jieba_ahead()
+
+
+_jieba_loading = None
+
+
+def load_jieba_ahead() -> threading.Thread | None:
+    """On a build with no page's entries cached, jieba's dictionary (about a second) is loaded in a thread while
+    the build runs the notebooks and draws the figures, not when the first Chinese page is indexed, after them.
+    (jieba loads it once, under a lock: a page indexed meanwhile waits for it.)"""
+    global _jieba_loading
+    try:
+        import jieba
+    except ImportError:  # Material segments Chinese only with jieba installed
+        return None
+    if _jieba_loading is None:
+        _jieba_loading = threading.Thread(target=jieba.initialize, name="jieba", daemon=True)
+        _jieba_loading.start()
+    return _jieba_loading
 
 
 @event_priority(-200)  # after the search plugin has written the index
