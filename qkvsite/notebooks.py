@@ -509,10 +509,37 @@ RENDER_OPTIONS = (
 )  # fmt: skip
 
 
+NO_ALT = "No description has been provided for this image"  # nbconvert's words
+FOCUSABLE = re.compile(r'<div class="(?:[^"]* )?jp-(?:Cell-inputWrapper|OutputArea-output)(?: [^"]*)?"')
+IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)")
+
+
+class MarkedPage:
+    """What nbconvert's HTMLExporter does with BeautifulSoup, done on the page's text.
+
+    After rendering a notebook, nbconvert parses the page with BeautifulSoup, gives every image without alt text
+    nbconvert's own, makes the cells' inputs and outputs focusable (tabindex="0": a keyboard can scroll them), and
+    writes the page out again: a third of each page's rendering. Here it stands in for BeautifulSoup in nbconvert's
+    HTMLExporter: the same attributes, added to the rendered text as it is (a test compares the two pages' trees).
+    """
+
+    def __init__(self, html: str, features: str | None = None):
+        self.html = html
+
+    def select(self, selector: str) -> list:
+        return []  # nothing for nbconvert to change: __str__ has done it
+
+    def __str__(self) -> str:
+        marked = FOCUSABLE.sub(lambda m: m[0] + ' tabindex="0"', self.html)
+        return IMG_WITHOUT_ALT.sub(f'<img alt="{NO_ALT}"', marked)
+
+
 def set_up_rendering(templates_dir: str) -> None:
     """mkdocs-jupyter as the site renders with it, in this process: the site's page template, the pages' lighter
-    highlighting, compiled templates kept. The build (qkvsite.hooks.notebooks) and its render workers call it."""
+    highlighting, compiled templates kept, no BeautifulSoup pass (``MarkedPage``). The build
+    (qkvsite.hooks.notebooks) and its render workers call it."""
     import mkdocs_jupyter.config
+    import nbconvert.exporters.html
 
     from qkvsite.highlight import lighter_notebooks
     from qkvsite.hooks.render_cache import cache_nbconvert_templates
@@ -520,6 +547,7 @@ def set_up_rendering(templates_dir: str) -> None:
     mkdocs_jupyter.config.settings.templates_dir = templates_dir  # read by mkdocs-jupyter at each rendering
     lighter_notebooks()
     cache_nbconvert_templates()
+    nbconvert.exporters.html.BeautifulSoup = MarkedPage
 
 
 def render_page(path: str, options: dict, templates_dir: str) -> dict:

@@ -185,6 +185,7 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
 
     import mkdocs_jupyter.config
     import mkdocs_jupyter.nbconvert2
+    import nbconvert.exporters.html
     from jinja2 import FileSystemBytecodeCache
     from mkdocs_jupyter.plugin import Plugin
     from nbconvert.exporters import HTMLExporter
@@ -194,6 +195,7 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
     for module, name in [
         (mkdocs_jupyter.config.settings, "templates_dir"),
         (mkdocs_jupyter.nbconvert2, "_pygments_highlight"),
+        (nbconvert.exporters.html, "BeautifulSoup"),
     ]:
         monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
     hook.on_config(None)  # as the build sets mkdocs-jupyter up: the site's template, the lighter highlighting
@@ -222,6 +224,51 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
     assert sorted(path.read_bytes() for path in written) == sorted(own)
     for lang in LANGS:  # the manifest vouches for them: the next build's check keeps them
         assert hook.check_render_cache(tmp_path / "ahead" / "mkdocs-jupyter" / lang) == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_notebook_page_without_nbconverts_beautifulsoup_pass_is_the_page_it_would_write(site, lang, monkeypatch):
+    # `site` first: the notebook pages exist. nbconvert parses each page it renders with BeautifulSoup to add alt
+    # text and tabindex attributes, and writes it out again; the site adds them to the text (MarkedPage)
+    import bs4
+    import mkdocs_jupyter.config
+    import mkdocs_jupyter.nbconvert2
+    import nbconvert.exporters.html
+    from mkdocs_jupyter.plugin import Plugin
+
+    from qkvsite.hooks import notebooks as hook
+
+    for module, name in [
+        (mkdocs_jupyter.config.settings, "templates_dir"),
+        (mkdocs_jupyter.nbconvert2, "_pygments_highlight"),
+        (nbconvert.exporters.html, "BeautifulSoup"),
+    ]:
+        monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
+    plugin = Plugin()
+    assert plugin.load_config(config._plugin("mkdocs-jupyter"))[0] == []
+    options = {name: plugin.config[name] for name in (*notebooks.RENDER_OPTIONS, "toc_depth")}
+    page = str(notebooks.GENERATED / notebooks.Edition("scaled-dot-product", lang).page)
+    templates = str(hook.templates())
+    marked = notebooks.render_page(page, options, templates)["content"]
+    assert nbconvert.exporters.html.BeautifulSoup is notebooks.MarkedPage
+    monkeypatch.setattr(nbconvert.exporters.html, "BeautifulSoup", bs4.BeautifulSoup)
+    monkeypatch.setattr(notebooks, "set_up_rendering", lambda templates_dir: None)  # keeps nbconvert's own
+    own = notebooks.render_page(page, options, templates)["content"]
+    assert marked != own and 'tabindex="0"' in marked
+    assert bs4.BeautifulSoup(marked, "html.parser") == bs4.BeautifulSoup(own, "html.parser")
+
+
+def test_an_image_without_alt_text_gets_nbconverts_and_every_cell_is_focusable():
+    page = (
+        '<div class="jp-Cell-inputWrapper"><img src="a.png"></div>'
+        '<div class="jp-RenderedText jp-OutputArea-output" data-mime-type="text/plain"><img alt="b" src="b.png"></div>'
+        '<div class="jp-OutputArea-child">x</div>'
+    )
+    assert str(notebooks.MarkedPage(page)) == (
+        f'<div class="jp-Cell-inputWrapper" tabindex="0"><img alt="{notebooks.NO_ALT}" src="a.png"></div>'
+        '<div class="jp-RenderedText jp-OutputArea-output" tabindex="0" data-mime-type="text/plain">'
+        '<img alt="b" src="b.png"></div><div class="jp-OutputArea-child">x</div>'
+    )
 
 
 def test_a_rebuild_makes_again_only_the_chapters_whose_sources_changed(site, monkeypatch):
