@@ -372,7 +372,7 @@ def test_notebook_page_shows_the_outputs_of_its_execution(site, chapter, lang):
     for block in Page(DOCS / f"{chapter}.{lang}.md").blocks:
         if block.expected_output:
             first_line = block.expected_output.splitlines()[0]
-            assert html.escape(first_line, quote=False) in page, first_line
+            assert first_line in html.unescape(page), first_line  # nbconvert writes ' as &#39;
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
