@@ -7,7 +7,8 @@ chapter of every clean build. Here each kernel is a process forked from one
 server (multiprocessing's forkserver) that imported them once; the kernel
 itself is ipykernel's own, started on the connection file jupyter_client
 wrote, in the working directory and environment it asked for. The build's
-other worker processes (figures, notebook pages) come from the same server.
+other worker processes (figures, link-preview cards, notebook pages) come from
+the same server, which the build starts first thing (``start_server``).
 
 The server imports and does nothing else: it runs no tensor code (no thread
 pool to inherit) and never touches CUDA, which a forked child could not use
