@@ -127,6 +127,11 @@ def _register(modules: dict[str, str]) -> dict[str, tuple[str, Path]]:
     return figures
 
 
+# Below this many missing figures, drawing them in the build is quicker than starting worker processes (each
+# imports matplotlib and runs its examples again): ``qkvsite.figures.Prerender``.
+PARALLEL_FROM = 12
+
+
 def missing(languages: list[str]) -> int:
     """How many (figure, language) pairs the cache lacks in some scheme."""
     return sum(

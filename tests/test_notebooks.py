@@ -198,7 +198,8 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
         (nbconvert.exporters.html, "BeautifulSoup"),
     ]:
         monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
-    hook.on_config(None)  # as the build sets mkdocs-jupyter up: the site's template, the lighter highlighting
+    # as the build sets mkdocs-jupyter up: the site's template, the lighter highlighting
+    hook.on_config(SimpleNamespace(plugins={}))
     assert isinstance(HTMLExporter().environment.bytecode_cache, FileSystemBytecodeCache)  # compiled once
     plugin = Plugin()
     errors, _ = plugin.load_config({**config._plugin("mkdocs-jupyter"), "cache_dir": str(tmp_path / "own")})
@@ -269,6 +270,20 @@ def test_an_image_without_alt_text_gets_nbconverts_and_every_cell_is_focusable()
         '<div class="jp-RenderedText jp-OutputArea-output" tabindex="0" data-mime-type="text/plain">'
         '<img alt="b" src="b.png"></div><div class="jp-OutputArea-child">x</div>'
     )
+
+
+def test_the_worker_server_starts_with_a_build_that_has_much_to_do_there_and_not_with_one_that_has_nothing(
+    site, tmp_path, monkeypatch
+):
+    # `site` first: every run and figure is cached
+    from qkvsite.hooks import notebooks as hook
+
+    assert not hook.needs_workers()  # a warm build forks nothing: the server's torch import would be wasted
+    monkeypatch.setattr(hook, "RUNS", tmp_path)
+    assert hook.needs_workers()  # no notebook run cached: a clean build
+    monkeypatch.undo()
+    monkeypatch.setattr(figure_cache, "missing", lambda languages: figure_cache.PARALLEL_FROM)
+    assert hook.needs_workers()  # enough figures to draw for worker processes
 
 
 def test_a_rebuild_makes_again_only_the_chapters_whose_sources_changed(site, monkeypatch):

@@ -10,5 +10,4 @@ from qkvsite.hooks.notebooks import (  # noqa: F401
     on_pre_build,
     on_pre_page,
     on_serve,
-    on_startup,
 )

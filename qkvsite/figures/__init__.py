@@ -52,6 +52,7 @@ from matplotlib import text as mtext  # noqa: E402
 from qkvsite.cache import write_atomically  # noqa: E402
 from qkvsite.figure_cache import (  # noqa: E402
     CACHE,
+    PARALLEL_FROM,
     SCHEMES,
     SNIPPETS,
     cached_path,
@@ -408,11 +409,6 @@ def render(name: str, lang: str, scheme: str = "light") -> bytes:
                 stale.unlink(missing_ok=True)  # another process may have removed it first
         write_atomically(target, svg)
     return svgs[scheme]
-
-
-# Below this many missing figures, drawing them here is quicker than starting worker processes (each imports
-# torch and matplotlib and runs its examples again).
-PARALLEL_FROM = 12
 
 
 class Prerender:

@@ -19,8 +19,9 @@ served. A clean build renders the pages into that cache in two worker processes
 notebooks are executed, while the figures are still being drawn.
 
 The worker processes (kernels, figures, renderings) are forked from one server
-that imports torch first (``qkvsite.kernel``); it is started as the build
-starts, so that those imports overlap the rest of MkDocs' start.
+that imports torch first (``qkvsite.kernel``). On a build with much to do
+there (``needs_workers``) it is started as the build starts, so that those
+imports overlap the rest of MkDocs' start.
 """
 
 import hashlib
@@ -43,6 +44,7 @@ from qkvsite.notebooks import (
     CACHE,
     GENERATED,
     RENDER_OPTIONS,
+    RUNS,
     Edition,
     build_notebooks,
     render_page,
@@ -174,13 +176,17 @@ def _wait_for_pages(lang: str | None = None) -> None:
         _ahead.wait(lang)
 
 
-def on_startup(command, dirty):
-    """The worker processes' server (``qkvsite.kernel``) starts importing torch while the build goes on."""
-    start_server()
+def needs_workers() -> bool:
+    """Whether this build will fork worker processes: no notebook run is cached, or many figures are missing (a
+    clean build). A build with everything cached forks none; one with little to do starts the server when first
+    needed."""
+    return not any(RUNS.glob("*.json")) or figure_cache.missing(site.languages()) >= figure_cache.PARALLEL_FROM
 
 
 def on_config(config):
     set_up_rendering(str(templates()))
+    if building(config) == site.default_language() and needs_workers():
+        start_server()  # it imports torch while MkDocs loads the rest and the notebooks are made from the pages
 
 
 @event_priority(100)
