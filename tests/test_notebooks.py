@@ -177,27 +177,36 @@ def test_renderings_made_with_another_template_are_rendered_again(tmp_path, monk
     assert [p.name for p in hook.check_render_cache(tmp_path)] == ["a.json"]
 
 
-def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_itself(site, tmp_path, monkeypatch):
-    # `site` first: the notebook pages exist. The build renders them ahead (hooks.notebooks.RenderAhead); an entry
-    # must be byte for byte what mkdocs-jupyter, set up as the build sets it, would render and cache, under the
-    # key it looks up
-    from types import SimpleNamespace
-
+@pytest.fixture
+def rendering_restored(monkeypatch):
+    """What setting up the site's rendering (``notebooks.set_up_rendering``) changes, restored after the test."""
     import mkdocs_jupyter.config
     import mkdocs_jupyter.nbconvert2
     import nbconvert.exporters.html
-    from jinja2 import FileSystemBytecodeCache
-    from mkdocs_jupyter.plugin import Plugin
-    from nbconvert.exporters import HTMLExporter
-
-    from qkvsite.hooks import notebooks as hook
 
     for module, name in [
         (mkdocs_jupyter.config.settings, "templates_dir"),
         (mkdocs_jupyter.nbconvert2, "_pygments_highlight"),
         (nbconvert.exporters.html, "BeautifulSoup"),
     ]:
-        monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
+        monkeypatch.setattr(module, name, getattr(module, name))
+    return monkeypatch
+
+
+def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_itself(
+    site, tmp_path, rendering_restored
+):
+    # `site` first: the notebook pages exist. The build renders them ahead (hooks.notebooks.RenderAhead); an entry
+    # must be byte for byte what mkdocs-jupyter, set up as the build sets it, would render and cache, under the
+    # key it looks up
+    from types import SimpleNamespace
+
+    from jinja2 import FileSystemBytecodeCache
+    from mkdocs_jupyter.plugin import Plugin
+    from nbconvert.exporters import HTMLExporter
+
+    from qkvsite.hooks import notebooks as hook
+
     # as the build sets mkdocs-jupyter up: the site's template, the lighter highlighting
     hook.on_config(SimpleNamespace(plugins={}))
     assert isinstance(HTMLExporter().environment.bytecode_cache, FileSystemBytecodeCache)  # compiled once
@@ -213,8 +222,8 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
         page.render(None, None)  # mkdocs-jupyter renders the page and writes its cache entry
     own = [path.read_bytes() for path in sorted((tmp_path / "own").glob("*.json"))]
 
-    monkeypatch.setattr(hook, "CACHE", tmp_path / "ahead")
-    monkeypatch.setattr(hook, "PARALLEL_FROM", 1)
+    rendering_restored.setattr(hook, "CACHE", tmp_path / "ahead")
+    rendering_restored.setattr(hook, "PARALLEL_FROM", 1)
     ahead = hook.RenderAhead(plugin.config, editions)
     first, *others = sorted(LANGS, key=lambda lang: lang != config.default_language())
     written = ahead.wait(first)  # the first pass's pages, while the other languages' still render
@@ -228,23 +237,17 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_a_notebook_page_without_nbconverts_beautifulsoup_pass_is_the_page_it_would_write(site, lang, monkeypatch):
+def test_a_notebook_page_without_nbconverts_beautifulsoup_pass_is_the_page_it_would_write(
+    site, lang, rendering_restored
+):
     # `site` first: the notebook pages exist. nbconvert parses each page it renders with BeautifulSoup to add alt
     # text and tabindex attributes, and writes it out again; the site adds them to the text (MarkedPage)
     import bs4
-    import mkdocs_jupyter.config
-    import mkdocs_jupyter.nbconvert2
     import nbconvert.exporters.html
     from mkdocs_jupyter.plugin import Plugin
 
     from qkvsite.hooks import notebooks as hook
 
-    for module, name in [
-        (mkdocs_jupyter.config.settings, "templates_dir"),
-        (mkdocs_jupyter.nbconvert2, "_pygments_highlight"),
-        (nbconvert.exporters.html, "BeautifulSoup"),
-    ]:
-        monkeypatch.setattr(module, name, getattr(module, name))  # restored afterwards
     plugin = Plugin()
     assert plugin.load_config(config._plugin("mkdocs-jupyter"))[0] == []
     options = {name: plugin.config[name] for name in (*notebooks.RENDER_OPTIONS, "toc_depth")}
@@ -252,8 +255,8 @@ def test_a_notebook_page_without_nbconverts_beautifulsoup_pass_is_the_page_it_wo
     templates = str(hook.templates())
     marked = notebooks.render_page(page, options, templates)["content"]
     assert nbconvert.exporters.html.BeautifulSoup is notebooks.MarkedPage
-    monkeypatch.setattr(nbconvert.exporters.html, "BeautifulSoup", bs4.BeautifulSoup)
-    monkeypatch.setattr(notebooks, "set_up_rendering", lambda templates_dir: None)  # keeps nbconvert's own
+    rendering_restored.setattr(nbconvert.exporters.html, "BeautifulSoup", bs4.BeautifulSoup)
+    rendering_restored.setattr(notebooks, "set_up_rendering", lambda templates_dir: None)  # keeps nbconvert's own
     own = notebooks.render_page(page, options, templates)["content"]
     assert marked != own and 'tabindex="0"' in marked
     assert bs4.BeautifulSoup(marked, "html.parser") == bs4.BeautifulSoup(own, "html.parser")
