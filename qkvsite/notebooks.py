@@ -36,7 +36,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from qkvsite import config
+from qkvsite import config, figure_cache
 from qkvsite.cache import write_atomically
 from qkvsite.dialect import MARKER, Page
 
@@ -177,8 +177,6 @@ def page_code_of(notebook) -> list[str]:
 
 def embed_figures(notebook, lang: str):
     """A copy with the figures as cell attachments (light scheme), so the download shows them without the site."""
-    from qkvsite.figure_cache import svg
-
     notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
@@ -186,7 +184,7 @@ def embed_figures(notebook, lang: str):
         cell.source = re.sub(r"!\[[^\]]*\]\(\.\./\.\./figures/[\w-]+\.dark\.svg#only-dark\)", "", cell.source)
         for name in re.findall(r"\]\(\.\./\.\./figures/([\w-]+)\.svg#only-light\)", cell.source):
             cell.source = cell.source.replace(f"](../../figures/{name}.svg#only-light)", f"](attachment:{name}.svg)")
-            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": svg(name, lang).decode()}
+            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": figure_cache.svg(name, lang).decode()}
     return notebook
 
 
@@ -412,8 +410,6 @@ def _read_made() -> dict:
 
 def _embedded(download: str, lang: str) -> dict[str, str | None]:
     """Each figure a download embeds, with a checksum of its drawing in the figure cache now (None: not there)."""
-    from qkvsite import figure_cache
-
     checksums = {}
     for name in sorted(set(re.findall(r"\(attachment:([\w-]+)\.svg\)", download))):
         path = figure_cache.cached_path(name, *figure_cache.registered()[name], lang, "light")
@@ -480,11 +476,12 @@ def build_notebooks(
         for chapter in todo
         for lang in config.languages()
     }
-    pages = {made: nbformat.writes(notebook) for made, notebook in executed.items()}
+    pages = {key: nbformat.writes(notebook) for key, notebook in executed.items()}
     editions = [Edition(chapter, lang) for chapter in config.chapters() for lang in config.languages()]
     for edition in editions:
-        made = (edition.chapter, edition.lang)
-        write_if_changed(GENERATED / edition.page, pages[made] if made in pages else _made[made[0]][1][made[1]][0])
+        key = (edition.chapter, edition.lang)
+        page = pages[key] if key in pages else _made[edition.chapter][1][edition.lang][0]  # made before
+        write_if_changed(GENERATED / edition.page, page)
     pages_ready(editions)
     figures_ready()
     for chapter in todo:

@@ -118,7 +118,7 @@ def test_starting_the_figure_workers_does_not_hold_up_the_build_while_they_fork(
             pass
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", SlowToFork)
-    monkeypatch.setattr(figures, "CACHE", tmp_path)  # every figure missing: all to be drawn
+    # every figure missing: all to be drawn
     monkeypatch.setattr(figures, "_cached_path", lambda name, lang, scheme: tmp_path / f"{name}.{lang}.{scheme}.svg")
     drawing = Prerender(config.languages())
     assert drawing.count == len(figures.FIGURES) * len(config.languages())

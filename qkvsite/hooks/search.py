@@ -94,7 +94,7 @@ def on_pre_build(config):
 _jieba_loading = None
 
 
-def load_jieba_ahead() -> threading.Thread | None:
+def load_jieba_ahead() -> None:
     """On a build with no page's entries cached, jieba's dictionary (about a second) is loaded in a thread while
     the build runs the notebooks and draws the figures, not when the first Chinese page is indexed, after them.
     (jieba loads it once, under a lock: a page indexed meanwhile waits for it.)"""
@@ -102,11 +102,10 @@ def load_jieba_ahead() -> threading.Thread | None:
     try:
         import jieba
     except ImportError:  # Material segments Chinese only with jieba installed
-        return None
+        return
     if _jieba_loading is None:
         _jieba_loading = threading.Thread(target=jieba.initialize, name="jieba", daemon=True)
         _jieba_loading.start()
-    return _jieba_loading
 
 
 @event_priority(-200)  # after the search plugin has written the index
