@@ -8,7 +8,11 @@ server (multiprocessing's forkserver) that imported them once; the kernel
 itself is ipykernel's own, started on the connection file jupyter_client
 wrote, in the working directory and environment it asked for. The build's
 other worker processes (figures, link-preview cards, notebook pages) come from
-the same server, which the build starts first thing (``start_server``).
+the same server, which the build starts first thing (``start_server``). The build
+waits for the kernels and the figures before it reads its pages, and for the
+cards and notebook pages only later: those run at a lower priority
+(``lower_priority``), on a core the others leave free, some of them while the
+build's own thread makes the pages.
 
 The server imports and does nothing else: it runs no tensor code (no thread
 pool to inherit) and never touches CUDA, which a forked child could not use
@@ -41,6 +45,11 @@ def use_threads(threads: int = THREADS) -> None:
     import torch
 
     torch.set_num_threads(threads)
+
+
+def lower_priority() -> None:
+    """In a worker whose results the build needs last: it gives way to the kernels and figures (nice 10)."""
+    os.nice(10)
 
 
 @cache

@@ -115,6 +115,52 @@ def test_the_cards_drawn_ahead_in_a_worker_are_every_card_the_site_shows(site):
     assert {path.read_bytes() for path in site.rglob("cards/*.png")} == ahead
 
 
+def test_cards_drawn_in_a_worker_do_not_hold_up_the_pages_and_are_copied_once_drawn(tmp_path, monkeypatch):
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import File, Files
+
+    from qkvsite.hooks import social
+
+    monkeypatch.setattr(social, "CACHE", tmp_path / "cards")
+    build = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
+    build.plugins._current_plugin = "social"  # as during a build's event
+    page = File("qkv.zh.md", str(config.DOCS), build.site_dir, build.use_directory_urls)
+    card = (Page(config.DOCS / "qkv.zh.md").title, build.site_name, "zh")
+    waited = []
+
+    class Drawing:  # the worker: the card exists once it has been waited for
+        def wait(self):
+            social.card_file(*card).parent.mkdir(parents=True)
+            social.card_file(*card).write_bytes(b"the card")
+            waited.append(True)
+
+    monkeypatch.setattr(social, "_drawing", Drawing())
+    (image,) = [file for file in social.on_files(Files([page]), build) if file.src_uri.startswith("cards/")]
+    assert not waited  # the pages are made while the worker draws
+    social.on_env(None, build, None)  # then the files are copied, the cards among them
+    assert waited and social._drawing is None
+    image.copy_file()
+    assert Path(image.abs_dest_path).read_bytes() == b"the card"
+
+
+def test_the_cards_worker_runs_at_a_lower_priority_than_the_build(tmp_path, monkeypatch):
+    # it competes for the cores with the figures and the kernels, which the build waits for first
+    import os
+
+    from mkdocs.config import load_config
+
+    from qkvsite.hooks import social
+
+    # every card missing here: a worker is started (it draws into the real cache those missing there)
+    monkeypatch.setattr(social, "CACHE", tmp_path / "cards")
+    monkeypatch.setattr(social, "_drawing", None)
+    social.on_pre_build(load_config(str(ROOT / "mkdocs.yml")))
+    drawing = social._drawing
+    drawing.submit(os.nice, 0)
+    *_, niceness = drawing.wait()
+    assert niceness == min(19, os.nice(0) + 10)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
 def test_every_page_links_to_its_source_and_to_edit_it(site, page):
     html = built(site, page)

@@ -3,4 +3,4 @@
 The handlers live in qkvsite.hooks.social; this file only hands them to MkDocs.
 """
 
-from qkvsite.hooks.social import on_files, on_page_content, on_pre_build  # noqa: F401
+from qkvsite.hooks.social import on_env, on_files, on_page_content, on_pre_build  # noqa: F401

@@ -16,7 +16,8 @@ and the highlighting filter, makes a changed or truncated entry, or every entry
 of another template or filter, be deleted, so it is rendered again rather than
 served. A clean build renders the pages into that cache in two worker processes
 (``RenderAhead``), as mkdocs-jupyter itself would, from the moment the
-notebooks are executed, while the figures are still being drawn.
+notebooks are executed, while the figures are still being drawn (at a lower
+priority: the build waits for the figures first, for these pages later).
 
 The worker processes (kernels, figures, renderings) are forked from one server
 that imports torch first (``qkvsite.kernel``). On a build with much to do
@@ -39,7 +40,7 @@ from mkdocs_jupyter.plugin import NotebookFile, _compute_cache_key, _get_cache_p
 from qkvsite import config as site
 from qkvsite import figure_cache
 from qkvsite.hooks import building
-from qkvsite.kernel import preloaded, start_server
+from qkvsite.kernel import lower_priority, preloaded, start_server
 from qkvsite.notebooks import (
     CACHE,
     GENERATED,
@@ -136,7 +137,7 @@ class RenderAhead:
             return
         wanted = {name: options[name] for name in (*RENDER_OPTIONS, "toc_depth")}
         templates_dir = mkdocs_jupyter.config.settings.templates_dir  # as on_config set it
-        self.pool = ProcessPoolExecutor(max_workers=2, mp_context=preloaded())
+        self.pool = ProcessPoolExecutor(max_workers=2, mp_context=preloaded(), initializer=lower_priority)
         for lang in sorted(todo, key=lambda lang: lang != site.default_language()):  # in the order the build needs
             self.pending[lang] = [
                 (entry, self.pool.submit(render_page, str(source), wanted, templates_dir))

@@ -130,15 +130,16 @@ _drawing = None  # the cards being drawn in a worker process
 @event_priority(200)  # first: the worker starts before the notebooks and figures start theirs
 def on_pre_build(config):
     """The cards missing from the cache, drawn in a worker process (``qkvsite.kernel``) while the build runs the
-    notebooks and draws the figures: about 2 s less on the build's own thread."""
+    notebooks, draws the figures and makes the pages: about 2 s less on the build's own thread. It runs at a lower
+    priority than the kernels and figures, which the build waits for first; the cards are copied last (``on_env``)."""
     global _drawing
     if building(config) != site.default_language():
         return
     missing = [card for card in every_card(config) if not card_file(*card).exists()]
     if len(missing) >= PARALLEL_FROM:
-        from qkvsite.kernel import Workers
+        from qkvsite.kernel import Workers, lower_priority
 
-        _drawing = Workers(1)
+        _drawing = Workers(1, initializer=lower_priority)  # needed last: when the pages are written
         _drawing.submit(draw_cards, missing)
 
 
@@ -150,17 +151,26 @@ def page_title(file: File) -> str:
 
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has sorted the files by language
 def on_files(files, config):
+    lang = building(config)
+    for file in list(files.documentation_pages()):
+        url = file.url.removeprefix(site.url_prefix(lang))
+        card = (page_title(file), config.site_name, lang)
+        if _drawing is None:
+            image = File.generated(config, card_path(url), content=cached_card(*card))
+        else:  # the worker's file, copied once it is drawn (on_env)
+            image = File.generated(config, card_path(url), abs_src_path=str(card_file(*card)))
+        image.dest_uri = site.url_prefix(lang) + image.dest_uri
+        files.append(image)
+    return files
+
+
+def on_env(env, config, files):
+    """The pages are made; the files, the cards among them, are copied next: the worker's cards must be drawn."""
     global _drawing
     if _drawing is not None:
         _drawing.wait()
         _drawing = None
-    lang = building(config)
-    for file in list(files.documentation_pages()):
-        url = file.url.removeprefix(site.url_prefix(lang))
-        card = File.generated(config, card_path(url), content=cached_card(page_title(file), config.site_name, lang))
-        card.dest_uri = site.url_prefix(lang) + card.dest_uri
-        files.append(card)
-    return files
+    return env
 
 
 def first_paragraph(content: str, limit: int) -> str:
