@@ -1,8 +1,9 @@
 """`mkdocs serve`: what an edit rebuilds, and what the build itself writes without starting another rebuild."""
 
+import logging
 import os
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,55 +23,68 @@ def touched(path: Path):
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
-@pytest.fixture
-def watching(site, tmp_path):
-    """A live-reload server watching what `mkdocs serve` watches (the same calls, in its order), polled fast.
+EDITS = ["docs/qkv.zh.md", "docs/stylesheets/extra.css", "mkdocs.yml", "snippets/qkv/projections.py"]
+EDITS += ["qkvsite/figures/qkv.py"]
 
-    ``site`` first: the build has written the generated notebooks."""
+
+@pytest.fixture(scope="module")
+def rebuilt_for(site, tmp_path_factory) -> str:
+    """What made a live-reload server, watching what `mkdocs serve` watches, want a rebuild, when the files the
+    build generates (``site`` first: it wrote them) and those an author edits were all touched at once."""
     from mkdocs.config import load_config
     from mkdocs.livereload import LiveReloadServer
 
     build = load_config(str(ROOT / "mkdocs.yml"))
-    server = LiveReloadServer(lambda: None, "127.0.0.1", 0, str(tmp_path), polling_interval=0.1)
+    server = LiveReloadServer(
+        lambda: None, "127.0.0.1", 0, str(tmp_path_factory.mktemp("served")), polling_interval=0.05
+    )
+    # the same calls as `mkdocs serve`, in its order
     server.watch(build.docs_dir)
     server.watch(build.config_file_path)
     server = build.plugins.on_serve(server, config=build, builder=lambda: None)
     for item in build.watch:
         server.watch(item)
+
+    events = []  # the server logs each change it rebuilds for
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = lambda record: events.append(record.getMessage())
+    logger = logging.getLogger("mkdocs.livereload")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
     server.observer.start()
-
-    def rebuilds_after_touching(path: Path) -> bool:
-        time.sleep(0.3)  # the observer's first look at the files is taken
-        server._want_rebuild = False
-        with touched(path):
-            time.sleep(0.6)  # several polls
-        return server._want_rebuild
-
-    yield rebuilds_after_touching
-    server.observer.stop()
-    server.observer.join()
-    server.server_close()
-
-
-def test_serve_does_not_rebuild_when_the_build_writes_its_notebooks(watching):
-    generated = sorted((DOCS / "notebooks").rglob("*.ipynb"))
-    assert generated, "the build wrote no notebook"
-    assert not watching(generated[0])  # a page mkdocs-jupyter renders
-    assert not watching(generated[-1])  # a download
+    try:
+        time.sleep(0.3)  # the observer's first look at the files
+        with ExitStack() as stack:
+            for path in [*generated(), *(ROOT / edit for edit in EDITS)]:
+                stack.enter_context(touched(path))
+            time.sleep(0.4)  # several polls
+    finally:
+        server.observer.stop()
+        server.observer.join()
+        server.server_close()
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return "\n".join(events)
 
 
-@pytest.mark.parametrize(
-    "edited",
-    [
-        "docs/qkv.zh.md",
-        "docs/stylesheets/extra.css",
-        "mkdocs.yml",
-        "snippets/qkv/projections.py",
-        "qkvsite/figures/qkv.py",
-    ],
-)
-def test_serve_rebuilds_after_an_edit_to_a_page_its_assets_the_settings_a_snippet_or_a_figure(watching, edited):
-    assert watching(ROOT / edited)
+def generated() -> list[Path]:
+    """A notebook page mkdocs-jupyter renders and a download, as the build writes them."""
+    pages = sorted((DOCS / "notebooks").glob("*.ipynb"))
+    downloads = sorted((DOCS / "notebooks").glob("*/*.ipynb"))
+    assert pages and downloads, "the build wrote no notebook"
+    return [pages[0], downloads[0]]
+
+
+def test_serve_does_not_rebuild_when_the_build_writes_its_notebooks(rebuilt_for):
+    assert rebuilt_for, "no change seen at all"
+    for path in generated():
+        assert str(path) not in rebuilt_for
+
+
+@pytest.mark.parametrize("edited", EDITS)
+def test_serve_rebuilds_after_an_edit_to_a_page_its_assets_the_settings_a_snippet_or_a_figure(rebuilt_for, edited):
+    assert str(ROOT / edited) in rebuilt_for
 
 
 def test_an_edited_figure_module_is_imported_again_and_its_figures_get_new_cache_keys(tmp_path, monkeypatch):
