@@ -47,9 +47,12 @@ def use_threads(threads: int = THREADS) -> None:
     torch.set_num_threads(threads)
 
 
+LOWER_BY = 10  # niceness added to a worker whose results the build needs last
+
+
 def lower_priority() -> None:
-    """In a worker whose results the build needs last: it gives way to the kernels and figures (nice 10)."""
-    os.nice(10)
+    """In a worker whose results the build needs last: it gives way to the kernels and figures."""
+    os.nice(LOWER_BY)
 
 
 @cache

@@ -12,6 +12,7 @@ import pytest
 from qkvsite import config, figure_cache, notebooks
 from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
 from qkvsite.dialect import Page
+from qkvsite.kernel import LOWER_BY
 from qkvsite.notebooks import (
     cached_outputs,
     chapter_notebook,
@@ -227,7 +228,7 @@ def test_a_page_rendered_ahead_in_a_worker_is_the_entry_mkdocs_jupyter_writes_it
     rendering_restored.setattr(hook, "PARALLEL_FROM", 1)
     ahead = hook.RenderAhead(plugin.config, editions)
     # the build waits for the figures and kernels first: the pages render when a core is free
-    assert ahead.pool.submit(os.nice, 0).result() == min(19, os.nice(0) + 10)
+    assert ahead.pool.submit(os.nice, 0).result() == min(19, os.nice(0) + LOWER_BY)
     first, *others = sorted(LANGS, key=lambda lang: lang != config.default_language())
     written = ahead.wait(first)  # the first pass's pages, while the other languages' still render
     assert [path.parent.name for path in written] == [first] and list(ahead.pending) == others

@@ -11,6 +11,7 @@ import pytest
 from qkvsite import config
 from qkvsite.config import ROOT
 from qkvsite.dialect import Page
+from qkvsite.kernel import LOWER_BY
 from tests.conftest import REPO_URL, SITE_URL
 
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
@@ -158,7 +159,7 @@ def test_the_cards_worker_runs_at_a_lower_priority_than_the_build(tmp_path, monk
     drawing = social._drawing
     drawing.submit(os.nice, 0)
     *_, niceness = drawing.wait()
-    assert niceness == min(19, os.nice(0) + 10)
+    assert niceness == min(19, os.nice(0) + LOWER_BY)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
