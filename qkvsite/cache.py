@@ -1,14 +1,64 @@
-"""Writing build caches (``.cache/``): an entry is replaced whole, never seen half written.
+"""The build's one cache rule: ``.cache/<name>/<key>``, each entry checked on every read.
 
-A build stopped halfway leaves no truncated entry behind, and two processes that write the same entry at once
-(a test beside the build it runs alongside) each replace it with a complete file of their own.
+- The key is a hash of everything the entry is declared to be made from (``key``): files by their content,
+  package versions, settings, text. Nothing else decides whether an entry is reused.
+- An entry holds a checksum of its bytes, verified when it is read: a missing, truncated, edited or unreadable
+  entry reads as absent, is deleted and made again. It is never published.
+- An entry is written whole (a temporary file, then a rename): a build stopped halfway, or two processes writing
+  the same entry at once, leave a complete entry or none.
+- ``evict`` removes the entries a build did not use (older versions of edited pages, figures, code).
+
+A directory that another package writes (mkdocs-jupyter's rendered pages) follows the same rule through a
+manifest of its files' checksums: ``check_directory`` deletes every file the manifest does not vouch for before
+the package reads it, and ``vouch_for_directory`` writes the manifest after the build.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sys
 import threading
+from collections.abc import Callable, Iterable
+from importlib.metadata import version
 from pathlib import Path
+
+from jinja2 import BytecodeCache
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("QKV_CACHE_DIR") or ROOT / ".cache")  # another directory: a build of its own
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def key(*inputs) -> str:
+    """A hash of the inputs: a Path by its name and content (or its absence), text and bytes as they are, any
+    other value as JSON."""
+    digest = hashlib.sha256()
+    for item in inputs:
+        if isinstance(item, Path):
+            try:
+                data = item.read_bytes()
+            except OSError:
+                data = b"(missing)"
+            name = str(item.relative_to(ROOT)) if item.is_relative_to(ROOT) else str(item)
+            part = b"file " + name.encode() + b"\0" + data
+        elif isinstance(item, bytes):
+            part = item
+        elif isinstance(item, str):
+            part = item.encode()
+        else:
+            part = json.dumps(item, sort_keys=True, ensure_ascii=False, default=str).encode()
+        digest.update(_digest(part).encode())
+    return digest.hexdigest()[:32]
+
+
+def versions(*packages: str) -> list[str]:
+    """``name==version`` of each installed package, read from its metadata (nothing is imported)."""
+    return [f"{package}=={version(package)}" for package in packages]
 
 
 def write_atomically(path: Path, data: bytes | str) -> None:
@@ -17,3 +67,105 @@ def write_atomically(path: Path, data: bytes | str) -> None:
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temporary.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     temporary.replace(path)
+
+
+HEADER = b"qkv-cache sha256 "  # an entry: this, the checksum of the data, a newline, the data
+
+
+class Cache:
+    """The entries of one kind (``.cache/<name>/``)."""
+
+    def __init__(self, name: str, suffix: str = ""):
+        self.directory = CACHE / name
+        self.suffix = suffix
+        self.used: set[str] = set()
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"{key}{self.suffix}"
+
+    def get(self, key: str) -> bytes | None:
+        """The entry's data, or None: absent, or not what was written (it is deleted)."""
+        self.used.add(key)
+        path = self.path(key)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        head, newline, data = raw.partition(b"\n")
+        if newline and head == HEADER + _digest(data).encode():
+            return data
+        path.unlink(missing_ok=True)
+        return None
+
+    def put(self, key: str, data: bytes | str) -> bytes:
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        self.used.add(key)
+        write_atomically(self.path(key), HEADER + _digest(data).encode() + b"\n" + data)
+        return data
+
+    def get_or_make(self, key: str, make: Callable[[], bytes | str]) -> bytes:
+        data = self.get(key)
+        return self.put(key, make()) if data is None else data
+
+    def has(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def evict(self, keep: Iterable[str] | None = None) -> list[Path]:
+        """Delete every entry but those of ``keep`` (by default, those this process used since the last
+        eviction); return what was deleted."""
+        keep = set(self.used if keep is None else keep)
+        wanted = {self.path(each).name for each in keep}
+        stale = [p for p in self.directory.glob("*") if p.is_file() and p.name not in wanted]
+        for path in stale:
+            path.unlink(missing_ok=True)
+        self.used = set()
+        return stale
+
+
+MANIFEST = "manifest.json"
+
+
+def check_directory(directory: Path, made_by: str) -> list[Path]:
+    """Delete every file of ``directory`` that its manifest does not vouch for (all of them if the manifest is
+    missing, broken, or was written for another ``made_by``); return what was deleted."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        files = manifest["files"] if manifest["made_by"] == made_by else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        files = {}
+    files = files if isinstance(files, dict) else {}
+    stale = []
+    for path in sorted(directory.glob("*")):
+        if path.is_file() and path.name != MANIFEST and files.get(path.name) != _digest(path.read_bytes()):
+            path.unlink()
+            stale.append(path)
+    return stale
+
+
+def vouch_for_directory(directory: Path, made_by: str) -> None:
+    """Write the manifest of ``directory``: each file's checksum, and what made them."""
+    if directory.is_dir():
+        files = {p.name: _digest(p.read_bytes()) for p in sorted(directory.glob("*")) if p.name != MANIFEST}
+        write_atomically(directory / MANIFEST, json.dumps({"made_by": made_by, "files": files}, indent=1))
+
+
+JINJA = Cache("jinja")
+
+
+class TemplateCache(BytecodeCache):
+    """Jinja's compiled templates (``env.bytecode_cache``), kept as entries of ``JINJA``: a compiled template is
+    used only as it was written, for this Jinja and this Python (whose bytecode it is)."""
+
+    def __init__(self, cache: Cache = JINJA):
+        self.cache = cache
+
+    def _key(self, bucket) -> str:
+        return key(bucket.key, versions("jinja2"), sys.version)
+
+    def load_bytecode(self, bucket) -> None:
+        data = self.cache.get(self._key(bucket))
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket) -> None:
+        self.cache.put(self._key(bucket), bucket.bytecode_to_string())

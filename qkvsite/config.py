@@ -34,9 +34,17 @@ _Loader.add_multi_constructor("!", _untagged)
 _Loader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
 
 
-@cache
+_read: dict = {}  # what mkdocs.yml held when it was last read: (path, mtime, size) -> settings
+
+
 def mkdocs_yml() -> dict:
-    return yaml.load(MKDOCS_YML.read_text(encoding="utf-8"), Loader=_Loader)
+    """mkdocs.yml's settings, read again whenever the file changed (an edited nav under `mkdocs serve`)."""
+    status = MKDOCS_YML.stat()
+    stamp = (str(MKDOCS_YML), status.st_mtime_ns, status.st_size)
+    if stamp not in _read:
+        _read.clear()
+        _read[stamp] = yaml.load(MKDOCS_YML.read_text(encoding="utf-8"), Loader=_Loader)
+    return _read[stamp]
 
 
 def _extension(name: str) -> dict:
@@ -48,16 +56,11 @@ def _extension(name: str) -> dict:
     raise KeyError(f"mkdocs.yml has no markdown extension {name}")
 
 
-@cache
-def _snippet_settings() -> dict:
+def snippet_settings() -> dict:
+    """The pymdownx.snippets options exactly as mkdocs.yml sets them, paths made absolute."""
     settings = dict(_extension("pymdownx.snippets"))
     settings["base_path"] = [str(ROOT / base) for base in settings.get("base_path", ["."])]
     return settings
-
-
-def snippet_settings() -> dict:
-    """The pymdownx.snippets options exactly as mkdocs.yml sets them, paths made absolute."""
-    return dict(_snippet_settings())
 
 
 def _plugin(name: str) -> dict:
@@ -67,7 +70,6 @@ def _plugin(name: str) -> dict:
     raise KeyError(f"mkdocs.yml has no plugin {name}")
 
 
-@cache
 def languages() -> list[str]:
     """Every language built, the default first."""
     langs = _plugin("i18n")["languages"]
@@ -121,8 +123,10 @@ def _nav_pages(items) -> list[str]:
     return out
 
 
-# The sections every chapter ends with, per language; the FAQ ends with the references too. A reference list
-# is left out of the search index: its titles would outrank the pages that explain what they name.
+# The sections every chapter ends with, in this order, per language (tests/test_chapter_skeleton.py); the FAQ ends
+# with the references too. A reference list is left out of the search index: its titles would outrank the pages
+# that explain what they name.
+SUMMARY_HEADING = {"zh": "小结", "en": "Summary"}
 EXERCISES_HEADING = {"zh": "练习", "en": "Exercises"}
 REFERENCES_HEADING = {"zh": "参考资料与延伸阅读", "en": "References and further reading"}
 
@@ -130,7 +134,6 @@ CHAPTERS_SECTION = 0  # the chapters are the first section of the nav
 NOTEBOOKS_SECTION = "笔记本"  # the nav section of their notebooks, added at build time (nav_translations names it)
 
 
-@cache
 def chapters() -> list[str]:
     """The chapters, in order: the pages of the nav's chapter section (each gets a notebook)."""
     sections = [next(iter(item.values())) for item in mkdocs_yml()["nav"] if isinstance(item, dict)]
@@ -158,7 +161,6 @@ def example_device() -> str:
 TORCH_VERSIONS = ROOT / ".ci" / "torch-versions"
 
 
-@cache
 def torch_versions() -> list[tuple[str, str]]:
     """(torch, python) of every row of the table in .ci/torch-versions: the oldest supported first."""
     text = TORCH_VERSIONS.read_text(encoding="utf-8")

@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections import Counter
 
 import torch
+
+# The one private module of another package the site uses: TorchDispatchMode, the hook PyTorch's own docs and
+# tutorials on __torch_dispatch__ import from here (no public path exists); it is what sees the device of every
+# ATen operation. tests/test_page_blocks.py fails with a clear message if it moves or changes.
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 # ops that move, copy, create or read data without computing on it
 DATA = {
@@ -54,7 +57,12 @@ DATA = {
 
 
 def _tensors(tree) -> list[torch.Tensor]:
-    return [t for t in tree_leaves(tree) if isinstance(t, torch.Tensor)]
+    """The tensors in an op's arguments or results (nested in tuples, lists and dicts)."""
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    return [t for item in tree for t in _tensors(item)] if isinstance(tree, (list, tuple)) else []
 
 
 def _is_data_op(func, args, kwargs) -> bool:
@@ -63,7 +71,7 @@ def _is_data_op(func, args, kwargs) -> bool:
     if torch.Tag.nondeterministic_seeded in func.tags:
         # random data: a factory (torch.randn) or a fill of its own tensor (uniform_), not dropout
         inputs = _tensors((args, kwargs))
-        return not inputs or (func._schema.name.endswith("_") and len(inputs) == 1)
+        return not inputs or (func.overloadpacket.__name__.endswith("_") and len(inputs) == 1)
     return False
 
 

@@ -1,30 +1,24 @@
-"""The figures' disk cache, read without matplotlib: a build that finds every figure cached draws nothing.
+"""Which figures there are and their drawings in the cache, known without importing matplotlib.
 
-Every rendered SVG is kept in ``.cache/figures/`` under a key of everything that can change it
-(``cache_key``). Which figures exist, and from which example and module each is drawn, is known by
-importing the figure modules (``qkvsite.figures.load_all``), and so matplotlib; that registry is kept
-beside the SVGs (``registry.json``) with a checksum of every figure module, and read instead while
-no module changed. Anything missing is drawn by ``qkvsite.figures``, imported only then.
+Every figure is declared in a module of ``qkvsite/figures/`` as ``@figure("<name>", "<example>")``, its example
+a path under ``snippets/`` (a string, or a module-level name bound to one). ``registered`` reads those
+declarations from the modules' source, so a build that finds every drawing cached imports neither matplotlib
+nor torch. A drawing is an entry of ``Cache("figures")`` under a key of everything that can change it
+(``cache_key``); ``qkvsite.figures`` draws the missing ones.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
-import hashlib
-import json
-from importlib.metadata import version
 from pathlib import Path
 
-from qkvsite.cache import write_atomically
-from qkvsite.config import ROOT, example_device, torch_version
+from qkvsite.cache import Cache, key, versions
+from qkvsite.config import ROOT, example_device
 
 SNIPPETS = ROOT / "snippets"
 MODULES = ROOT / "qkvsite" / "figures"  # the drawing code: __init__.py and a module per chapter
-CACHE = ROOT / ".cache" / "figures"
-REGISTRY = CACHE / "registry.json"
-CACHE_FORMAT = "2"  # change to redraw every cached figure
 SCHEMES = ("light", "dark")
+CACHE = Cache("figures", ".svg")
 
 
 def file_name(name: str, scheme: str) -> str:
@@ -32,18 +26,40 @@ def file_name(name: str, scheme: str) -> str:
     return f"{name}.svg" if scheme == "light" else f"{name}.{scheme}.svg"
 
 
+def _declarations(module: Path) -> dict[str, str]:
+    """name -> example of every ``@figure(name, example)`` of a module."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    strings = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if isinstance(target, ast.Name) and isinstance(node.value.value, str)
+    }
+    found = {}
+    for node in ast.walk(tree):
+        for decorator in getattr(node, "decorator_list", []):
+            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "figure":
+                args = decorator.args
+                name, example = (arg.value if isinstance(arg, ast.Constant) else strings[arg.id] for arg in args)
+                found[name] = example
+    return found
+
+
+def registered() -> dict[str, tuple[str, Path]]:
+    """Every figure: its name -> (example, module file), read from the figure modules' source."""
+    figures = {}
+    for module in sorted(MODULES.glob("*.py")):
+        for name, example in _declarations(module).items():
+            if name in figures:
+                raise ValueError(f"figure {name!r} is declared twice ({figures[name][1].name}, {module.name})")
+            figures[name] = (example, module)
+    return figures
+
+
 def snippet_sources(example: str) -> list[Path]:
     """The example's file and every snippets module it imports, directly or not."""
-    return _imports(*_stamp(SNIPPETS / example))
-
-
-def _stamp(path: Path) -> tuple[Path, int]:
-    return path, path.stat().st_mtime_ns
-
-
-@functools.lru_cache(maxsize=256)
-def _imports(path: Path, mtime_ns: int) -> list[Path]:
-    seen, todo = [], [path]
+    seen, todo = [], [SNIPPETS / example]
     while todo:
         path = todo.pop()
         if path in seen or not path.is_file():
@@ -59,93 +75,40 @@ def _imports(path: Path, mtime_ns: int) -> list[Path]:
     return sorted(seen)
 
 
-def fingerprint(paths) -> str:
-    return _fingerprint_of(tuple(_stamp(path) for path in paths))
-
-
-@functools.lru_cache(maxsize=256)
-def _fingerprint_of(stamped: tuple[tuple[Path, int], ...]) -> str:
-    """A hash of the files' contents, computed again only when one of them changed (mtime)."""
-    digest = hashlib.sha256()
-    for path, _ in stamped:
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-@functools.cache
-def matplotlib_version() -> str:
-    """The installed matplotlib, without importing it; read once per process."""
-    return version("matplotlib")
-
-
 def cache_key(name: str, example: str, module: Path, lang: str, scheme: str = "light") -> str:
-    """Everything that can change figure ``name`` (drawn by ``module`` from ``example``) in ``lang`` and ``scheme``."""
-    versions = f"{CACHE_FORMAT} {name} {lang} {scheme} matplotlib {matplotlib_version()} torch {torch_version()}"
-    versions += f" {example_device()}"
+    """Everything that can change figure ``name`` (drawn by ``module`` from ``example``) in ``lang`` and ``scheme``:
+    the drawing code, the example and what it imports, matplotlib, torch and the device the example computes on."""
+    return key(name, lang, scheme, _sources_key(example, module))
+
+
+def _sources_key(example: str, module: Path) -> str:
     sources = [MODULES / "__init__.py", module, *snippet_sources(example)]
-    return hashlib.sha256(versions.encode() + fingerprint(sources).encode()).hexdigest()[:24]
+    return key(versions("matplotlib", "torch"), example_device(), *sources)
 
 
-def cached_path(name: str, example: str, module: Path, lang: str, scheme: str) -> Path:
-    return CACHE / f"{name}.{lang}.{scheme}.{cache_key(name, example, module, lang, scheme)}.svg"
+class Drawings:
+    """Every figure's drawings, as the cache holds them for one build: the keys are worked out once."""
 
+    def __init__(self, languages: list[str]):
+        self.figures = registered()
+        sources = {spec: _sources_key(*spec) for spec in set(self.figures.values())}
+        self.keys = {
+            (name, lang, scheme): key(name, lang, scheme, sources[spec])
+            for name, spec in self.figures.items()
+            for lang in languages
+            for scheme in SCHEMES
+        }
 
-def _modules() -> dict[str, str]:
-    """Each figure module (relative to the project) with a checksum of its source."""
-    modules = sorted(path for path in MODULES.glob("*.py") if path.stem != "__init__")
-    return {str(path.relative_to(ROOT)): fingerprint([path]) for path in modules}
+    def missing(self) -> list[tuple[str, str]]:
+        """The (figure, language) pairs whose drawing the cache lacks in some scheme."""
+        pairs = {(name, lang) for (name, lang, scheme), each in self.keys.items() if not CACHE.has(each)}
+        return sorted(pairs)
 
+    def svg(self, name: str, lang: str, scheme: str = "light") -> bytes:
+        """Figure ``name`` in ``lang`` and ``scheme``: from the cache, or drawn now (``qkvsite.figures.render``)."""
+        data = CACHE.get(self.keys[name, lang, scheme])
+        if data is not None:
+            return data
+        from qkvsite.figures import render
 
-_registry: tuple[dict, dict] = ({}, {})  # the modules' checksums, and what they registered
-
-
-def registered() -> dict[str, tuple[str, Path]]:
-    """Every figure: its name -> (example, module file), from the registry while no figure module changed."""
-    global _registry
-    modules = _modules()
-    if _registry[0] != modules:
-        _registry = (modules, _read_registry(modules) or _register(modules))
-    return _registry[1]
-
-
-def _read_registry(modules: dict[str, str]) -> dict | None:
-    try:
-        registry = json.loads(REGISTRY.read_text(encoding="utf-8"))
-        if registry["modules"] == modules:
-            return {name: (example, ROOT / module) for name, (example, module) in registry["figures"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # none yet, or not one _register wrote: the modules tell
-    return None
-
-
-def _register(modules: dict[str, str]) -> dict[str, tuple[str, Path]]:
-    from qkvsite.figures import load_all
-
-    figures = {name: (spec.example, spec.module_file) for name, spec in load_all().items()}
-    entries = {name: [example, str(module.relative_to(ROOT))] for name, (example, module) in figures.items()}
-    write_atomically(REGISTRY, json.dumps({"modules": modules, "figures": entries}, indent=1).encode())
-    return figures
-
-
-# Below this many missing figures, drawing them in the build is quicker than starting worker processes (each
-# imports matplotlib and runs its examples again): ``qkvsite.figures.Prerender``.
-PARALLEL_FROM = 12
-
-
-def missing(languages: list[str]) -> int:
-    """How many (figure, language) pairs the cache lacks in some scheme."""
-    return sum(
-        not all(cached_path(name, *spec, lang, scheme).is_file() for scheme in SCHEMES)
-        for name, spec in registered().items()
-        for lang in languages
-    )
-
-
-def svg(name: str, lang: str, scheme: str = "light") -> bytes:
-    """Figure ``name`` in ``lang`` and ``scheme``: from the cache, or drawn (``qkvsite.figures.render``)."""
-    path = cached_path(name, *registered()[name], lang, scheme)
-    if path.is_file():
-        return path.read_bytes()
-    from qkvsite.figures import render
-
-    return render(name, lang, scheme)
+        return render(name, lang, scheme)

@@ -7,8 +7,7 @@ before it. Operators (``.o``) and punctuation (``.p``), which Material greys (a 
 the code background), are plain text too: on a chapter page they were two spans in five, and Lighthouse's
 blocking time of a notebook page fell from about 180 ms to 70 ms without them. Neighbours of one type are one
 token. Keywords, strings, numbers, comments, builtins and word operators (``in``, ``not``) keep their colours.
-mkdocs.yml gives the filter to pymdownx.highlight's Python lexer (``extend_pygments_lang``); the notebook
-pages' code cells get it too (``lighter_notebooks``).
+mkdocs.yml gives the filter to pymdownx.highlight's Python lexer (``extend_pygments_lang``).
 """
 
 from pygments.filter import Filter
@@ -16,9 +15,6 @@ from pygments.token import Name, Operator, Punctuation, Text
 
 
 class Lighter(Filter):
-    def __repr__(self):  # stable, for the highlighting memo's key (qkvsite.hooks.render_cache)
-        return "Lighter()"
-
     def filter(self, lexer, stream):
         merged_type, merged = None, []
         for ttype, value in stream:
@@ -33,20 +29,3 @@ class Lighter(Filter):
             merged.append(value)
         if merged:
             yield merged_type, "".join(merged)
-
-
-def lighter_notebooks() -> None:
-    """The notebook pages' code cells get the filter too.
-
-    mkdocs-jupyter highlights a code cell with nbconvert's ``_pygments_highlight``, under that name in its own
-    module; the name is wrapped to give the lexer the filter (qkvsite.notebooks.set_up_rendering).
-    """
-    import mkdocs_jupyter.nbconvert2 as nbconvert2
-    from nbconvert.filters.highlight import _pygments_highlight
-
-    def highlight(source, output_formatter, language="ipython", metadata=None, **lexer_options):
-        return _pygments_highlight(source, output_formatter, language, metadata, filters=[Lighter()], **lexer_options)
-
-    highlight.qkv_lighter = True
-    if not getattr(nbconvert2._pygments_highlight, "qkv_lighter", False):
-        nbconvert2._pygments_highlight = highlight

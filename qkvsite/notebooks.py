@@ -8,19 +8,18 @@ shown on the page are dropped: the notebook's outputs are the ones its own
 execution produces.
 
 Both languages have the same code cells, so a chapter's code is executed once,
-top to bottom in a fresh Jupyter kernel (nbclient; an error fails the build),
-and both editions get those outputs. The outputs are cached in
-``.cache/notebook-runs/`` under a key made of the code, the torch and Python
-versions and the device; an entry whose key, shape or checksum does not match
-is never used, it is executed again. The executed notebooks are written to
-``docs/notebooks/`` (git-ignored; ``mkdocs serve`` does not watch it) for
-mkdocs-jupyter to render, as soon as the executions are done; the download is
-the same notebook with its figures attached, written once they are drawn.
+top to bottom in a fresh Jupyter kernel (nbclient, two chapters at a time; an
+error fails the build), and both editions get those outputs. The outputs are
+entries of ``Cache("notebook-runs")`` under a key of the code, the torch and
+Python versions and the device (``run_key``). The executed notebooks are
+written to ``docs/notebooks/`` (git-ignored; ``mkdocs serve`` does not watch it)
+for mkdocs-jupyter to render; the download is the same notebook with its figures
+attached and its links made absolute.
 """
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import json
 import os
 import platform
@@ -28,16 +27,14 @@ import re
 import tempfile
 import textwrap
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 
 import jupytext
 import nbformat
 
-from qkvsite import config, figure_cache
-from qkvsite.cache import write_atomically
+from qkvsite import config
+from qkvsite.cache import Cache, key
 from qkvsite.dialect import MARKER, Page
 
 HEADER = {
@@ -175,8 +172,9 @@ def page_code_of(notebook) -> list[str]:
     return code_of(notebook)[1:]
 
 
-def embed_figures(notebook, lang: str):
-    """A copy with the figures as cell attachments (light scheme), so the download shows them without the site."""
+def embed_figures(notebook, svg: Callable[[str], bytes]):
+    """A copy with the figures (``svg(name)``: the light scheme's) as cell attachments, so the download shows them
+    without the site."""
     notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
@@ -184,7 +182,7 @@ def embed_figures(notebook, lang: str):
         cell.source = re.sub(r"!\[[^\]]*\]\(\.\./\.\./figures/[\w-]+\.dark\.svg#only-dark\)", "", cell.source)
         for name in re.findall(r"\]\(\.\./\.\./figures/([\w-]+)\.svg#only-light\)", cell.source):
             cell.source = cell.source.replace(f"](../../figures/{name}.svg#only-light)", f"](attachment:{name}.svg)")
-            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": figure_cache.svg(name, lang).decode()}
+            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": svg(name).decode()}
     return notebook
 
 
@@ -230,49 +228,29 @@ def publish(site_dir: Path, out_dir: Path) -> list[Path]:
 
 # --- executing each chapter once -------------------------------------------
 
-CACHE = config.ROOT / ".cache"
-RUNS = CACHE / "notebook-runs"
 GENERATED = config.DOCS  # notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
-RUN_FORMAT = 2  # change to execute every chapter again
+RUNS = Cache("notebook-runs", ".json")
+AT_ONCE = 2  # chapters executed at the same time, each in its kernel
 
 
 def run_key(code: list[str]) -> str:
     """What a chapter's outputs depend on: its code, torch, Python and the device."""
-    material = {
-        "format": RUN_FORMAT,
-        "code": code,
-        "torch": config.torch_version(),
-        "python": platform.python_version(),
-        "device": config.example_device(),
-    }
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    return key(code, config.torch_version(), platform.python_version(), config.example_device())
 
 
-def _checksum(key: str, outputs: list) -> str:
-    return hashlib.sha256((key + json.dumps(outputs, sort_keys=True)).encode()).hexdigest()
+def cached_outputs(key: str, cells: int) -> list | None:
+    """The outputs of an earlier run of exactly this code, or None."""
+    data = RUNS.get(key)
+    outputs = None if data is None else json.loads(data)
+    return outputs if isinstance(outputs, list) and len(outputs) == cells else None
 
 
-def cached_outputs(chapter: str, key: str, cells: int) -> list | None:
-    """The outputs of an earlier run of exactly this code, or None: a stale, edited or broken entry is not used."""
-    try:
-        entry = json.loads((RUNS / f"{chapter}.json").read_text(encoding="utf-8"))
-        outputs = entry["outputs"]
-        valid = entry["key"] == key and len(outputs) == cells and entry["checksum"] == _checksum(key, outputs)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return outputs if valid else None
+def store_outputs(key: str, outputs: list) -> None:
+    RUNS.put(key, json.dumps(outputs, ensure_ascii=False))
 
 
-def store_outputs(chapter: str, key: str, outputs: list) -> None:
-    entry = {"key": key, "outputs": outputs, "checksum": _checksum(key, outputs)}
-    write_atomically(RUNS / f"{chapter}.json", json.dumps(entry, ensure_ascii=False))
-
-
-def execute(code: list[str]) -> list:
-    """Run the cells top to bottom in a fresh kernel (``qkvsite.kernel``) in an empty directory: each cell's outputs."""
+async def _execute(code: list[str]) -> list:
     from nbclient import NotebookClient
-
-    from qkvsite.kernel import PreloadedKernelManager
 
     notebook = nbformat.v4.new_notebook(metadata={"kernelspec": KERNEL})
     notebook.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)]
@@ -281,13 +259,34 @@ def execute(code: list[str]) -> list:
             notebook,
             timeout=600,
             kernel_name="python3",
-            kernel_manager_class=PreloadedKernelManager,  # forked with torch imported: no import per chapter
             allow_errors=False,
             resources={"metadata": {"path": empty}},
             shutdown_kernel="immediate",  # the outputs are in: a graceful shutdown only waits (about a second)
         )
-        client.execute()
+        # one torch thread: two kernels (and the figure workers) share the cores; outputs do not depend on it
+        await client.async_execute(env={**os.environ, "OMP_NUM_THREADS": "1"})
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]
+
+
+def execute_all(codes: list[list[str]], at_once: int = AT_ONCE) -> list[list]:
+    """Run each code (a list of cells) top to bottom in a fresh kernel, ``at_once`` at a time, in an empty
+    directory: each one's outputs per cell. A cell that raises fails it; Ctrl-C stops every kernel."""
+
+    async def run_all():
+        limit = asyncio.Semaphore(at_once)
+
+        async def run(code):
+            async with limit:
+                return await _execute(code)
+
+        return await asyncio.gather(*(run(code) for code in codes))
+
+    return asyncio.run(run_all()) if codes else []
+
+
+def execute(code: list[str]) -> list:
+    """Run one code (a list of cells) in a fresh kernel: its outputs per cell."""
+    return execute_all([code])[0]
 
 
 def coalesce_streams(outputs: list) -> list:
@@ -353,210 +352,58 @@ def absolute_links(notebook, site_url: str, lang: str):
     return notebook
 
 
-# chapter -> (digest of what its files were made from, {lang: (page file, download file)}): under `mkdocs serve`,
-# a rebuild after an edit makes again only the chapters whose page or code changed
-_made: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {}
-
-# The same for a new process (a warm `mkdocs build`): each chapter's made files are vouched for by that digest,
-# by their own checksums and by those of the figures the downloads embed, as the figure cache holds them; a
-# chapter where any of these differs is made again.
-MADE = CACHE / "notebooks-made.json"
-
-
-def _sha(text: str | bytes) -> str:
-    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
-
-
-def made_from(snippet_settings, site_url: str) -> dict[str, str]:
-    """Per chapter, a digest of what its notebook files are made from: its pages, the code of the examples and of
-    the tooling (which makes the notebooks and draws the figures they embed), the settings, and the versions the
-    outputs depend on."""
-    sources = [p for root in ("snippets", "qkvsite") for p in sorted((config.ROOT / root).rglob("*.py"))]
-    common = [*(p.read_bytes() for p in sources), (config.ROOT / "mkdocs.yml").read_bytes()]
-    common += [repr(snippet_settings), site_url, config.torch_version(), platform.python_version()]
-    common += [config.example_device(), *(version(name) for name in ("jupytext", "nbformat", "matplotlib"))]
-    common_digest = _sha(b"\0".join(m if isinstance(m, bytes) else m.encode() for m in common)).encode()
-    pages = lambda chapter: [(config.DOCS / f"{chapter}.{lang}.md").read_bytes() for lang in config.languages()]
-    return {chapter: _sha(b"\0".join([common_digest, *pages(chapter)])) for chapter in config.chapters()}
-
-
-def _made_on_disk(chapter: str, digest: str, entries: dict) -> dict[str, tuple[str, str]] | None:
-    """The chapter's files as an earlier process made them from ``digest`` (``entries``: MADE), or None."""
-    try:
-        entry = entries[chapter]
-        if entry["from"] != digest:
-            return None
-        files = {}
-        for lang in config.languages():
-            edition = Edition(chapter, lang)
-            texts = [(GENERATED / path).read_text(encoding="utf-8") for path in (edition.page, edition.download)]
-            if [_sha(text) for text in texts] != entry["files"][lang]:
-                return None  # edited, cut short, or made by another build since
-            if _embedded(texts[1], lang) != entry["figures"][lang]:
-                return None  # a figure it embeds was drawn again since (one that shows a time measured, say)
-            files[lang] = tuple(texts)
-        return files
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _read_made() -> dict:
-    try:
-        entries = json.loads(MADE.read_text(encoding="utf-8"))
-        return entries if isinstance(entries, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _embedded(download: str, lang: str) -> dict[str, str | None]:
-    """Each figure a download embeds, with a checksum of its drawing in the figure cache now (None: not there)."""
-    checksums = {}
-    for name in sorted(set(re.findall(r"\(attachment:([\w-]+)\.svg\)", download))):
-        path = figure_cache.cached_path(name, *figure_cache.registered()[name], lang, "light")
-        checksums[name] = _sha(path.read_bytes()) if path.is_file() else None
-    return checksums
-
-
-def _write_made(digests: dict[str, str]) -> None:
-    entries = {
-        chapter: {
-            "from": digest,
-            "files": {lang: [_sha(t) for t in texts] for lang, texts in _made[chapter][1].items()},
-            "figures": {lang: _embedded(texts[1], lang) for lang, texts in _made[chapter][1].items()},
-        }
-        for chapter, digest in digests.items()
+def chapter_notebooks(snippet_settings: dict | None = None) -> dict[tuple[str, str], nbformat.NotebookNode]:
+    """Every chapter's notebook in every language, keyed by (chapter, language), not executed yet."""
+    page = lambda chapter, lang: Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings)  # noqa: E731
+    return {
+        (chapter, lang): chapter_notebook(page(chapter, lang), chapter)
+        for chapter in config.chapters()
+        for lang in config.languages()
     }
-    write_atomically(MADE, json.dumps(entries, indent=1).encode())
 
 
-def build_notebooks(
-    snippet_settings: dict | None = None,
-    workers: int | None = None,
-    site_url: str = "http://127.0.0.1:8000/",
-    figures_ready: Callable[[], None] = lambda: None,
-    pages_ready: Callable[[list[Edition]], None] = lambda editions: None,
-) -> list[Edition]:
-    """Every chapter's notebook in every language, executed (or taken from the run cache).
-
-    The page's own links are relative; the download's are absolute, to ``site_url``. Once the executions are
-    done, the pages are written and ``pages_ready`` is called with their editions (they can be rendered while
-    the figures are still being drawn); the downloads embed the figures: ``figures_ready`` is called before the
-    first figure is needed.
-    """
-    digests, on_disk = made_from(snippet_settings, site_url), _read_made()
+def run_chapters(notebooks: dict) -> dict[str, tuple[str, list]]:
+    """Each chapter's run: its key and the outputs of each code cell, executed where the cache has none."""
+    codes = {}
     for chapter in config.chapters():
-        if chapter not in _made and (files := _made_on_disk(chapter, digests[chapter], on_disk)):
-            _made[chapter] = (digests[chapter], files)
-    todo = [chapter for chapter in config.chapters() if _made.get(chapter, (None,))[0] != digests[chapter]]
-    notebooks = {
-        (chapter, lang): chapter_notebook(
-            Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings), chapter
-        )
-        for chapter in todo
-        for lang in config.languages()
-    }
-    runs = {}
-    for chapter in todo:
-        codes = {lang: code_of(notebooks[chapter, lang]) for lang in config.languages()}
         # the setup cell's comment is in the page's language; the code it runs is the same
-        codes = {lang: [strip_comment(code[0]), *code[1:]] for lang, code in codes.items()}
-        code = codes[config.default_language()]
-        if any(other != code for other in codes.values()):
+        editions = [code_of(notebooks[chapter, lang]) for lang in config.languages()]
+        editions = [[strip_comment(code[0]), *code[1:]] for code in editions]
+        if any(code != editions[0] for code in editions):
             raise ValueError(f"{chapter}: the editions' code differs; both must include the same sections")
-        key = run_key(code)
-        runs[chapter] = (code, key, cached_outputs(chapter, key, len(code)))
-    missing = [chapter for chapter, (_, _, outputs) in runs.items() if outputs is None]
-    with ThreadPoolExecutor(max_workers=workers or min(2, os.cpu_count() or 1)) as pool:
-        for chapter, outputs in zip(missing, pool.map(lambda c: execute(runs[c][0]), missing), strict=True):
-            code, key, _ = runs[chapter]
-            store_outputs(chapter, key, outputs)
-            runs[chapter] = (code, key, outputs)
-    executed = {
-        (chapter, lang): with_outputs(notebooks[chapter, lang], runs[chapter][2], runs[chapter][1])
-        for chapter in todo
-        for lang in config.languages()
-    }
-    pages = {key: nbformat.writes(notebook) for key, notebook in executed.items()}
-    editions = [Edition(chapter, lang) for chapter in config.chapters() for lang in config.languages()]
-    for edition in editions:
-        key = (edition.chapter, edition.lang)
-        page = pages[key] if key in pages else _made[edition.chapter][1][edition.lang][0]  # made before
-        write_if_changed(GENERATED / edition.page, page)
-    pages_ready(editions)
-    figures_ready()
-    for chapter in todo:
-        files = {}
-        for lang in config.languages():
-            download = absolute_links(embed_figures(executed[chapter, lang], lang), site_url, lang)
-            files[lang] = (pages[chapter, lang], nbformat.writes(download))
-        _made[chapter] = (digests[chapter], files)
-    for edition in editions:
-        write_if_changed(GENERATED / edition.download, _made[edition.chapter][1][edition.lang][1])
-    if todo:
-        _write_made(digests)
+        codes[chapter] = editions[0]
+    runs = {chapter: (run_key(code), cached_outputs(run_key(code), len(code))) for chapter, code in codes.items()}
+    missing = [chapter for chapter, (_, outputs) in runs.items() if outputs is None]
+    for chapter, outputs in zip(missing, execute_all([codes[c] for c in missing]), strict=True):
+        store_outputs(runs[chapter][0], outputs)
+        runs[chapter] = (runs[chapter][0], outputs)
+    return runs
+
+
+def write_notebooks(notebooks: dict, runs: dict, site_url: str, svg: Callable[[str, str], bytes]) -> list[Edition]:
+    """Write each chapter's notebook page and download (``svg(name, lang)``: a figure they embed) under
+    GENERATED; a file whose content did not change is left as it is (mkdocs-jupyter's cache keeps it)."""
+    editions = []
+    for (chapter, lang), notebook in notebooks.items():
+        edition = Edition(chapter, lang)
+        executed = with_outputs(notebook, runs[chapter][1], runs[chapter][0])
+        download = absolute_links(embed_figures(executed, lambda name, lang=lang: svg(name, lang)), site_url, lang)
+        write_if_changed(GENERATED / edition.page, nbformat.writes(executed))
+        write_if_changed(GENERATED / edition.download, nbformat.writes(download))
+        editions.append(edition)
     return editions
 
 
-# --- the notebook pages, rendered as mkdocs-jupyter renders them --------------------------------
+def build_notebooks(
+    snippet_settings: dict | None = None, site_url: str = "http://127.0.0.1:8000/", svg: Callable | None = None
+) -> list[Edition]:
+    """Every chapter's notebook in every language, executed (or its outputs taken from the cache), written."""
+    if svg is None:
+        from qkvsite.figure_cache import Drawings
 
-# mkdocs-jupyter's options that its rendering (convert.nb2html) takes, under the names of its config
-RENDER_OPTIONS = (
-    "execute", "kernel_name", "theme", "allow_errors", "show_input", "no_input", "no_prompt", "remove_tag_config",
-    "highlight_extra_classes", "include_requirejs", "custom_mathjax_url",
-)  # fmt: skip
-
-
-NO_ALT = "No description has been provided for this image"  # nbconvert's words
-FOCUSABLE = re.compile(r'<div class="(?:[^"]* )?jp-(?:Cell-inputWrapper|OutputArea-output)(?: [^"]*)?"')
-IMG_WITHOUT_ALT = re.compile(r"<img(?![^>]*\balt=)")
-
-
-class MarkedPage:
-    """What nbconvert's HTMLExporter does with BeautifulSoup, done on the page's text.
-
-    After rendering a notebook, nbconvert parses the page with BeautifulSoup, gives every image without alt text
-    nbconvert's own, makes the cells' inputs and outputs focusable (tabindex="0": a keyboard can scroll them), and
-    writes the page out again: a third of each page's rendering. Here it stands in for BeautifulSoup in nbconvert's
-    HTMLExporter: the same attributes, added to the rendered text as it is (a test compares the two pages' trees).
-    """
-
-    def __init__(self, html: str, features: str | None = None):
-        self.html = html
-
-    def select(self, selector: str) -> list:
-        return []  # nothing for nbconvert to change: __str__ has done it
-
-    def __str__(self) -> str:
-        marked = FOCUSABLE.sub(lambda m: m[0] + ' tabindex="0"', self.html)
-        return IMG_WITHOUT_ALT.sub(f'<img alt="{NO_ALT}"', marked)
-
-
-def set_up_rendering(templates_dir: str) -> None:
-    """mkdocs-jupyter as the site renders with it, in this process: the site's page template, the pages' lighter
-    highlighting, compiled templates kept, no BeautifulSoup pass (``MarkedPage``). The build
-    (qkvsite.hooks.notebooks) and its render workers call it."""
-    import mkdocs_jupyter.config
-    import nbconvert.exporters.html
-
-    from qkvsite.highlight import lighter_notebooks
-    from qkvsite.hooks.render_cache import cache_nbconvert_templates
-
-    mkdocs_jupyter.config.settings.templates_dir = templates_dir  # read by mkdocs-jupyter at each rendering
-    lighter_notebooks()
-    cache_nbconvert_templates()
-    nbconvert.exporters.html.BeautifulSoup = MarkedPage
-
-
-def render_page(path: str, options: dict, templates_dir: str) -> dict:
-    """What mkdocs-jupyter caches for the notebook page at ``path``: its HTML, contents and title, made by its
-    own functions with its config's ``options`` (and ``toc_depth``); callable in a worker process."""
-    from mkdocs_jupyter import convert
-    from mkdocs_jupyter.plugin import _get_nb_toc_tokens
-
-    set_up_rendering(templates_dir)
-    body = convert.nb2html(path, **{name: options[name] for name in RENDER_OPTIONS})
-    toc_tokens, title = _get_nb_toc_tokens(path, options["toc_depth"])
-    return {"content": body, "toc_tokens": toc_tokens, "title": title}
+        svg = Drawings(config.languages()).svg
+    notebooks = chapter_notebooks(snippet_settings)
+    return write_notebooks(notebooks, run_chapters(notebooks), site_url, svg)
 
 
 if __name__ == "__main__":  # python -m qkvsite.notebooks publish <site dir> <out dir>

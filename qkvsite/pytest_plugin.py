@@ -228,14 +228,18 @@ def pytest_report_header(config):
 # --- the verification record --------------------------------------------------
 
 
+OUTCOMES = pytest.StashKey[dict]()
+RECORD = pytest.StashKey[Path]()
+
+
 def pytest_sessionstart(session):
-    session.config._qkv_outcomes = {"page_blocks": Counter(), "tests": Counter()}
+    session.config.stash[OUTCOMES] = {"page_blocks": Counter(), "tests": Counter()}
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
-    counts = item.config._qkv_outcomes
+    counts = item.config.stash[OUTCOMES]
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         for key in ["tests"] + (["page_blocks"] if isinstance(item, BlockItem) else []):
             counts[key][report.outcome] += 1
@@ -243,16 +247,16 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    counts = getattr(session.config, "_qkv_outcomes", None)
+    counts = session.config.stash.get(OUTCOMES, None)
     if not counts or not counts["page_blocks"] or session.config.getoption("update_outputs"):
         return  # no page block ran (or outputs were being rewritten): nothing to record
     summary = {key: {o: c[o] for o in ("passed", "failed", "skipped")} for key, c in counts.items()}
     command = " ".join(session.config.invocation_params.args)
     rec = records.record(require_cuda=require_cuda(), command=command, **summary)
-    session.config._qkv_record = records.write(rec, Path(session.config.getoption("record_dir")))
+    session.config.stash[RECORD] = records.write(rec, Path(session.config.getoption("record_dir")))
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    path = getattr(config, "_qkv_record", None)
+    path = config.stash.get(RECORD, None)
     if path:
         terminalreporter.write_line(f"qkv: verification record written to {path}")

@@ -298,17 +298,6 @@ def test_search_box_finds_pages(search_pages, origin, start, query, expected):
     assert all(p.startswith("/en/") == (lang_root == "/en/") for p in ranked), "results from the other edition"
 
 
-@pytest.mark.parametrize("start", ["/", "/en/scaled-dot-product/"])
-def test_the_search_index_is_downloaded_only_after_the_page_has_loaded(page, origin, start):
-    # overrides/main.html sends Material's request for the index after the load event and a painted frame
-    seen = []
-    page.on("load", lambda: seen.append("load"))
-    page.on("request", lambda request: "search_index.json" in request.url and seen.append("index"))
-    with page.expect_request(lambda request: "search_index.json" in request.url, timeout=10_000):
-        page.goto(origin + start)
-    assert seen == ["load", "index"]
-
-
 def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
     page.goto(origin + "/dot-product/", wait_until="load")
     page.keyboard.press("Tab")

@@ -11,7 +11,6 @@ import pytest
 from qkvsite import config
 from qkvsite.config import ROOT
 from qkvsite.dialect import Page
-from qkvsite.kernel import LOWER_BY
 from tests.conftest import REPO_URL, SITE_URL
 
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
@@ -75,7 +74,7 @@ def test_every_page_has_its_canonical_url_and_link_preview_in_its_language(site,
 def test_every_link_preview_card_shows_the_whole_title_inside_its_margins(lang):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from qkvsite.hooks.social import CLOSING, HEIGHT, MARGIN, OPENING, WIDTH, card_figure
+    from qkvsite.cards import CLOSING, HEIGHT, MARGIN, OPENING, WIDTH, card_figure
 
     site_name = config.site_name(lang)
     for page in [p for p in PAGES if config.language_of(p) == lang]:
@@ -106,60 +105,15 @@ def test_a_notebook_pages_link_preview_card_shows_its_chapters_title(site, chapt
     assert card(f"{prefix}notebooks/{chapter}/") == card(config.page_url(chapter, lang))
 
 
-def test_the_cards_drawn_ahead_in_a_worker_are_every_card_the_site_shows(site):
-    # the build draws the cards before it reads its pages: from the page files and each language's site name
+def test_the_cards_drawn_before_the_first_pass_are_every_card_the_site_shows(site):
+    # the build draws the missing cards before it reads its pages: from the page files and each language's site name
     from mkdocs.config import load_config
 
-    from qkvsite.hooks.social import card_file, every_card
+    from qkvsite.cards import CACHE, card_key
+    from qkvsite.hooks.social import every_card
 
-    ahead = {card_file(*card).read_bytes() for card in every_card(load_config(str(ROOT / "mkdocs.yml")))}
+    ahead = {CACHE.get(card_key(*card)) for card in every_card(load_config(str(ROOT / "mkdocs.yml")))}
     assert {path.read_bytes() for path in site.rglob("cards/*.png")} == ahead
-
-
-def test_cards_drawn_in_a_worker_do_not_hold_up_the_pages_and_are_copied_once_drawn(tmp_path, monkeypatch):
-    from mkdocs.config import load_config
-    from mkdocs.structure.files import File, Files
-
-    from qkvsite.hooks import social
-
-    monkeypatch.setattr(social, "CACHE", tmp_path / "cards")
-    build = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(tmp_path / "site"))
-    build.plugins._current_plugin = "social"  # as during a build's event
-    page = File("qkv.zh.md", str(config.DOCS), build.site_dir, build.use_directory_urls)
-    card = (Page(config.DOCS / "qkv.zh.md").title, build.site_name, "zh")
-    waited = []
-
-    class Drawing:  # the worker: the card exists once it has been waited for
-        def wait(self):
-            social.card_file(*card).parent.mkdir(parents=True)
-            social.card_file(*card).write_bytes(b"the card")
-            waited.append(True)
-
-    monkeypatch.setattr(social, "_drawing", Drawing())
-    (image,) = [file for file in social.on_files(Files([page]), build) if file.src_uri.startswith("cards/")]
-    assert not waited  # the pages are made while the worker draws
-    social.on_env(None, build, None)  # then the files are copied, the cards among them
-    assert waited and social._drawing is None
-    image.copy_file()
-    assert Path(image.abs_dest_path).read_bytes() == b"the card"
-
-
-def test_the_cards_worker_runs_at_a_lower_priority_than_the_build(tmp_path, monkeypatch):
-    # it competes for the cores with the figures and the kernels, which the build waits for first
-    import os
-
-    from mkdocs.config import load_config
-
-    from qkvsite.hooks import social
-
-    # every card missing here: a worker is started (it draws into the real cache those missing there)
-    monkeypatch.setattr(social, "CACHE", tmp_path / "cards")
-    monkeypatch.setattr(social, "_drawing", None)
-    social.on_pre_build(load_config(str(ROOT / "mkdocs.yml")))
-    drawing = social._drawing
-    drawing.submit(os.nice, 0)
-    *_, niceness = drawing.wait()
-    assert niceness == min(19, os.nice(0) + LOWER_BY)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)

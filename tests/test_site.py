@@ -1,12 +1,10 @@
 """The site as a whole: strict build, every rendered block tested, figures computed, CI config."""
 
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import Future
 
 import pytest
 import torch
@@ -15,7 +13,7 @@ import yaml
 from qkvsite import config
 from qkvsite.config import DOCS, ROOT, source_pages
 from qkvsite.dialect import Page
-from qkvsite.figures import Prerender, load_all, run_example
+from qkvsite.figures import load_all, run_example
 
 LABEL_CONT = {"zh": "接上一段代码", "en": "continues the block above"}
 
@@ -88,83 +86,32 @@ def test_figure_labels_are_text_in_the_page_language(site):
     assert ">cat<" in (site / "en/figures/similarity-matrix.svg").read_text(encoding="utf-8")
 
 
-def test_a_build_that_finds_every_figure_cached_starts_no_figure_workers(site):
-    figures = Prerender(config.languages())  # the build behind `site` drew and cached every figure
-    assert figures.count == 0 and figures.workers is None
-    figures.wait()
-
-
-def test_starting_the_figure_workers_does_not_hold_up_the_build_while_they_fork(site, monkeypatch, tmp_path):
-    # forking the first worker waits until the server has imported torch (seconds): the build goes on meanwhile
-    import concurrent.futures
-    import threading
-
-    from qkvsite import figures
-
-    forked = threading.Event()
-
-    class SlowToFork:
-        def __init__(self, **options):
-            self.submitted = []
-
-        def submit(self, function, jobs):
-            forked.wait(timeout=5)
-            self.submitted.append(jobs)
-            done = Future()
-            done.set_result(None)
-            return done
-
-        def shutdown(self, cancel_futures):
-            pass
-
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", SlowToFork)
-    # every figure missing: all to be drawn
-    monkeypatch.setattr(figures, "_cached_path", lambda name, lang, scheme: tmp_path / f"{name}.{lang}.{scheme}.svg")
-    drawing = Prerender(config.languages())
-    assert drawing.count == len(figures.FIGURES) * len(config.languages())
-    pool = drawing.workers.pool
-    assert pool.submitted == []  # still forking: the constructor did not wait for it
-    forked.set()
-    drawing.wait()
-    assert sorted(job for jobs in pool.submitted for job in jobs) == sorted(
-        (name, lang) for name in figures.FIGURES for lang in config.languages()
-    )
-
-
-def test_a_build_that_finds_every_figure_cached_does_not_import_matplotlib(site, monkeypatch):
+def test_a_build_that_finds_every_figure_cached_draws_none_and_does_not_import_matplotlib(site, monkeypatch):
     from qkvsite import figure_cache
-    from qkvsite.hooks import notebooks
 
     for module in ["matplotlib", "qkvsite.figures"]:
         monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
-    monkeypatch.setattr(figure_cache, "_registry", ({}, {}))  # as in a fresh process: the registry is read
-    notebooks.prerender(config.languages()).wait()  # the build behind `site` drew and cached every figure
-    for name in figure_cache.registered():
+    drawings = figure_cache.Drawings(config.languages())  # the build behind `site` drew and cached every figure
+    assert drawings.missing() == []
+    for name in drawings.figures:
         for lang in config.languages():
-            assert all(figure_cache.svg(name, lang, scheme).startswith(b"<?xml") for scheme in figure_cache.SCHEMES)
+            assert all(drawings.svg(name, lang, scheme).startswith(b"<?xml") for scheme in figure_cache.SCHEMES)
 
 
-def test_the_figure_registry_is_read_while_no_figure_module_changed_and_made_again_otherwise(tmp_path, monkeypatch):
+def test_the_figures_read_from_the_modules_source_are_those_the_modules_register():
     from qkvsite import figure_cache
 
-    registry = tmp_path / "registry.json"
-    monkeypatch.setattr(figure_cache, "REGISTRY", registry)
-    forget = lambda: monkeypatch.setattr(figure_cache, "_registry", ({}, {}))  # noqa: E731  a fresh process
-    forget()
-    figures = {name: (spec.example, spec.module_file) for name, spec in load_all().items()}
-    assert figure_cache.registered() == figures
-    written = json.loads(registry.read_text(encoding="utf-8"))
-    written["figures"]["only-in-the-registry"] = ["dot_product/two_vectors.py", "qkvsite/figures/dot_product.py"]
-    registry.write_text(json.dumps(written), encoding="utf-8")
-    forget()
-    assert "only-in-the-registry" in figure_cache.registered()  # no module changed: the registry is read
-    written["modules"]["qkvsite/figures/dot_product.py"] = "an older checksum"
-    registry.write_text(json.dumps(written), encoding="utf-8")
-    forget()
-    assert figure_cache.registered() == figures  # a module changed: registered again from the modules
-    registry.write_text(registry.read_text(encoding="utf-8")[:40], encoding="utf-8")  # cut short
-    forget()
-    assert figure_cache.registered() == figures
+    assert figure_cache.registered() == {name: (spec.example, spec.module_file) for name, spec in load_all().items()}
+
+
+def test_a_figure_declared_twice_is_an_error(tmp_path, monkeypatch):
+    from qkvsite import figure_cache
+
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text('@figure("same", "dot_product/two_vectors.py")\ndef f(ns, lang): ...\n')
+    monkeypatch.setattr(figure_cache, "MODULES", tmp_path)
+    with pytest.raises(ValueError, match="'same' is declared twice"):
+        figure_cache.registered()
 
 
 HEX = re.compile(r"#[0-9a-f]{6}\b")
@@ -209,23 +156,6 @@ def test_every_figure_is_used_and_none_is_committed():
             assert f"](figures/{name}.svg)" in text, f"figure {name} is drawn but no {lang} page shows it"
     tracked = subprocess.run(["git", "ls-files", "docs"], cwd=ROOT, capture_output=True, text=True).stdout
     assert not re.search(r"\.(svg|png|jpe?g|gif)$", tracked, re.M), tracked
-
-
-@pytest.mark.parametrize("hook", sorted(p.stem for p in (ROOT / "overrides" / "hooks").glob("*.py")))
-def test_each_hook_file_hands_mkdocs_every_event_handler_of_its_module(hook):
-    import importlib.util
-    import inspect
-
-    from mkdocs.plugins import EVENTS
-
-    module = importlib.import_module(f"qkvsite.hooks.{hook}")
-    functions = inspect.getmembers(module, inspect.isfunction)
-    handlers = {name for name, _ in functions if name.removeprefix("on_") in EVENTS}
-    spec = importlib.util.spec_from_file_location(f"hook_file_{hook}", ROOT / "overrides" / "hooks" / f"{hook}.py")
-    hook_file = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook_file)  # as MkDocs loads it
-    handed = {name for name in dir(hook_file) if name.removeprefix("on_") in EVENTS}
-    assert handlers <= handed, f"overrides/hooks/{hook}.py does not hand MkDocs {sorted(handlers - handed)}"
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the failure on a machine without CUDA")
@@ -345,178 +275,3 @@ def test_python_passes_ruff():
     assert ruff, "ruff is not installed (requirements.txt)"
     result = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-# --- build caches that wrap upstream code: in place, and changing nothing ---------------------------------------
-
-
-def test_highlighting_is_memoised_and_gives_what_pygments_gives():
-    import pymdownx.highlight
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    from qkvsite.hooks import render_cache
-
-    assert pymdownx.highlight.highlight is render_cache.highlight, "pymdownx no longer calls pygments by that name"
-    code = "x = torch.ones(3)  # three\nprint(x @ x)\n"
-    expected = highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True))
-    for _ in range(2):  # computed, then remembered
-        assert (
-            render_cache.highlight(code, PythonLexer(), HtmlFormatter(cssclass="highlight", wrapcode=True)) == expected
-        )
-
-
-@pytest.mark.parametrize("options", [{}, {"style": "monokai", "classprefix": "qkv-", "noclasses": True}])
-def test_formatters_sharing_a_stylesheet_give_the_css_and_html_of_their_own(options):
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    from qkvsite.hooks import render_cache
-
-    assert HtmlFormatter._create_stylesheet is render_cache._shared_stylesheet
-    code = "x = torch.ones(3)  # three\nprint(x @ x)\n"
-    own = HtmlFormatter(**options)
-    render_cache._shared_stylesheet.original(own)  # the formatter's table, computed by Pygments itself
-    for _ in range(2):  # computed, then shared
-        shared = HtmlFormatter(**options)
-        assert (shared.ttype2class, shared.class2style) == (own.ttype2class, own.class2style)
-        assert shared.get_style_defs(".highlight") == own.get_style_defs(".highlight")
-        assert highlight(code, PythonLexer(), shared) == highlight(code, PythonLexer(), own)
-
-
-def test_a_page_rendered_again_in_one_process_is_taken_from_memory_until_what_it_reads_changes(tmp_path, monkeypatch):
-    from mkdocs.config import load_config
-    from mkdocs.structure.files import get_files
-    from mkdocs.structure.pages import Page as MkDocsPage
-
-    from qkvsite.hooks import render_cache
-
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "index.md").write_text(
-        '# Home\n\nSee [the section](other.md#kept).\n\n```python\n--8<-- "example.py:dot"\n```\n', encoding="utf-8"
-    )
-    (tmp_path / "docs" / "other.md").write_text("# Other\n\n## Kept\n", encoding="utf-8")
-    example = tmp_path / "example.py"
-    example.write_text("# --8<-- [start:dot]\nprint(1)\n# --8<-- [end:dot]\n", encoding="utf-8")
-    (tmp_path / "mkdocs.yml").write_text(
-        "site_name: t\nvalidation: {anchors: info}\nmarkdown_extensions:\n  - toc\n  - pymdownx.superfences\n"
-        f"  - pymdownx.snippets: {{base_path: ['{tmp_path}'], check_paths: true}}\n",
-        encoding="utf-8",
-    )
-    config = load_config(str(tmp_path / "mkdocs.yml"))
-    monkeypatch.setattr(render_cache, "_RENDERS", {})
-    renders = []
-    monkeypatch.setattr(
-        render_cache, "_render_page", lambda *args: renders.append(1) or render_cache.render.original(*args)
-    )
-
-    def home():
-        files = get_files(config)  # a new build: new File objects
-        page = MkDocsPage(None, files.get_file_from_path("index.md"), config)
-        page.read_source(config)
-        page.render(config, files)
-        return page, files
-
-    first, _ = home()
-    again, files = home()
-    assert len(renders) == 1  # the second came from memory
-    assert (again.content, str(again.toc), again.present_anchor_ids) == (
-        first.content,
-        str(first.toc),
-        first.present_anchor_ids,
-    )
-    assert "print" in again.content
-    [linked] = again.links_to_anchors
-    assert linked is files.get_file_from_path("other.md")  # this build's File, whose page the anchor check reads
-    example.write_text("# --8<-- [start:dot]\nprint(2)\n# --8<-- [end:dot]\n", encoding="utf-8")
-    edited, _ = home()
-    assert len(renders) == 2 and edited.content != first.content  # an included file changed: converted again
-
-
-def test_the_highlighting_memo_on_disk_is_used_only_as_it_was_written(tmp_path):
-    from qkvsite.hooks.render_cache import load_memo, save_memo
-
-    path = tmp_path / "highlight.json"
-    save_memo({"k": "<span>x</span>"}, path)
-    assert load_memo(path) == {"k": "<span>x</span>"}
-    path.write_text(path.read_text(encoding="utf-8").replace("<span>x", "<span>y"), encoding="utf-8")
-    assert load_memo(path) == {}  # edited
-    save_memo({"k": "<span>x</span>"}, path)
-    path.write_text(path.read_text(encoding="utf-8")[:30], encoding="utf-8")
-    assert load_memo(path) == {}  # truncated
-    save_memo({"k": "<span>x</span>"}, path)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps({**data, "version": "pygments 0.0"}), encoding="utf-8")
-    assert load_memo(path) == {}  # another Pygments or filter
-
-
-def test_the_sites_python_blocks_are_memoised(monkeypatch):
-    # an option whose repr holds an address (a filter without __repr__) would leave every block out of the memo
-    import markdown
-    from mkdocs.config import load_config
-
-    from qkvsite.hooks import render_cache
-
-    monkeypatch.setitem(render_cache._state, "memo", {})
-    monkeypatch.setitem(render_cache._state, "changed", False)
-    mkdocs = load_config(str(ROOT / "mkdocs.yml"))
-    md = markdown.Markdown(extensions=mkdocs.markdown_extensions, extension_configs=mkdocs.mdx_configs)
-    assert 'class="language-python highlight"' in md.convert("```python\nx = 1\n```\n")
-    assert len(render_cache._state["memo"]) == 1
-
-
-def test_search_entries_taken_from_the_cache_equal_a_fresh_parse(tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
-    import markdown
-    from material.plugins.search.plugin import SearchIndex
-    from mkdocs.structure.toc import get_toc
-
-    from qkvsite.hooks import search
-
-    monkeypatch.setattr(search, "CACHE", tmp_path)
-    md = markdown.Markdown(extensions=["toc"])
-    content = md.convert("# 注意力\n\n点积衡量相似度。\n\n## Softmax\n\nEvery row sums to 1.\n")
-    page = SimpleNamespace(content=content, toc=get_toc(md.toc_tokens), url="dot-product/", title="注意力", meta={})
-    settings = {"lang": ["zh"], "separator": r"[\s\-]", "pipeline": [], "fields": {}}
-    fresh, cached = SearchIndex(**settings), SearchIndex(**settings)
-    fresh.add_entry_from_context(page)
-    search.cached_indexing(cached)
-    cached.add_entry_from_context(page)  # parsed, then stored
-    cached.add_entry_from_context(page)  # from the cache
-    assert fresh.entries and cached.entries == fresh.entries * 2
-    assert len(list(tmp_path.glob("*.json"))) == 1
-
-
-def test_a_build_with_no_search_entries_cached_loads_jiebas_dictionary_ahead_in_a_thread(tmp_path, monkeypatch):
-    from types import SimpleNamespace
-
-    import jieba
-
-    from qkvsite.hooks import search
-
-    config = SimpleNamespace(plugins={})
-    monkeypatch.setattr(search, "CACHE", tmp_path)
-    (tmp_path / "entries.json").write_text("[]", encoding="utf-8")
-    monkeypatch.setattr(search, "_jieba_loading", None)
-    search.on_pre_build(config)
-    assert search._jieba_loading is None  # a build that finds entries cached may need no segmenting at all
-    (tmp_path / "entries.json").unlink()
-    search.on_pre_build(config)
-    search._jieba_loading.join(timeout=60)
-    assert search._jieba_loading.name == "jieba" and jieba.dt.initialized
-
-
-def test_chinese_text_is_segmented_by_jieba_once_then_read_from_the_cache(tmp_path, monkeypatch):
-    from material.plugins.search.plugin import SearchIndex
-
-    from qkvsite.hooks import search
-
-    monkeypatch.setattr(search, "CACHE", tmp_path)
-    text = "第 1 章的笔记本 点积衡量两个向量有多相似"
-    segmented = search.segment(text)
-    assert segmented == SearchIndex()._segment_chinese(text) != text  # jieba's words, spaced
-    monkeypatch.setattr(SearchIndex, "_segment_chinese", lambda self, text: pytest.fail("segmented again"))
-    assert search.segment(text) == segmented

@@ -2,9 +2,9 @@
 
 Each chapter module registers drawing functions with :func:`figure`. A drawing
 function receives the namespace of an example script (its variables after it
-ran) and the page language, and returns a matplotlib Figure. The MkDocs hook
-(``qkvsite.hooks.figures``) renders every registered figure to SVG for every
-language; nothing is committed as an image file.
+ran) and the page language, and returns a matplotlib Figure. The build
+(``qkvsite.hooks.figures``) adds every registered figure in every language to
+the site; nothing is committed as an image file.
 
 Every figure comes in Material's light and dark schemes (``<name>.svg`` and
 ``<name>.dark.svg``). Drawing code takes its non-data colours from
@@ -14,14 +14,11 @@ with the placeholders replaced by the scheme's colours (the schemes differ in
 those colours only, never in layout). A placeholder left in a raster image,
 where it cannot be replaced, fails the rendering.
 
-Rendered SVGs are cached on disk (``.cache/figures/``), keyed by everything
-that can change them: the figure's module and this one, the example and the
-snippet modules it imports, the language, and the versions of torch and
-matplotlib (``qkvsite.figure_cache``, which reads the cache without importing
-this module). An example runs once for all the figures and languages that use
-it; under ``mkdocs serve`` an edited figure module is reloaded. When many are
-missing (a clean build), :class:`Prerender` draws them in worker processes
-while the notebooks execute.
+Drawings are cached (``qkvsite.figure_cache``: the figures declared, and a key
+of everything that can change each drawing). An example runs once for all the
+figures and languages that use it; under ``mkdocs serve`` an edited figure
+module is imported again. ``draw`` draws a list of them: the build hands each
+example's figures to a worker process (``qkvsite.workers``).
 """
 
 from __future__ import annotations
@@ -46,19 +43,10 @@ import matplotlib
 matplotlib.use("svg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import cbook, font_manager, mathtext, textpath  # noqa: E402
-from matplotlib import text as mtext  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
 
-from qkvsite.cache import write_atomically  # noqa: E402
-from qkvsite.figure_cache import (  # noqa: E402
-    CACHE,
-    PARALLEL_FROM,
-    SCHEMES,
-    SNIPPETS,
-    cached_path,
-    fingerprint,
-    snippet_sources,
-)
+from qkvsite.cache import key as cache_key_of  # noqa: E402
+from qkvsite.figure_cache import CACHE, SCHEMES, SNIPPETS, cache_key, snippet_sources  # noqa: E402
 
 CJK_FONTS = [
     "Noto Sans CJK SC",
@@ -189,7 +177,7 @@ def run_example(example: str) -> dict:
     Memoised by the content of the example and of the snippets modules it imports:
     the figures of both languages share one run, and an edit runs it again.
     """
-    return _run_script(str(SNIPPETS / example), fingerprint(snippet_sources(example)))
+    return _run_script(str(SNIPPETS / example), cache_key_of(*snippet_sources(example)))
 
 
 @functools.cache
@@ -235,126 +223,6 @@ def setup_fonts() -> str:
     return name
 
 
-# the rcParams that choose a font (those findfont keys its cache with) and a formula's fonts
-FONT_RC = [f"font.{key}" for key in ("family", "style", "variant", "weight", "stretch", "size")] + [
-    f"font.{family}" for family in ("serif", "sans-serif", "cursive", "fantasy", "monospace")
-]
-MATH_RC = sorted(key for key in matplotlib.rcParams if key.startswith("mathtext."))
-
-
-def _rc(keys: list[str]) -> tuple:
-    return tuple(str(matplotlib.rcParams[key]) for key in keys)
-
-
-def _original(function):
-    return getattr(function, "original", function)  # this module reloaded: patch matplotlib's own again
-
-
-# matplotlib measures and lays out the same labels again and again: in every figure (both languages have the same
-# tick labels, formulas and cell values), and in each pass over a figure (tight_layout, the tight bbox, the drawing:
-# each makes a new renderer, with caches of its own). Four of its lookups, memoised for the whole process, keyed by
-# everything they read, and every figure is drawn exactly as before: the first three took about a quarter off the
-# drawings' time, the labels' layouts about a tenth more (62 drawings: 14.6 s -> 13.0 s, best of 4).
-
-_parse_formula = _original(mathtext.MathTextParser._parse_cached).__wrapped__
-_PARSER_OUTPUT = {"vector": "path", "raster": "agg"}
-
-
-@functools.lru_cache(4096)
-def _formula(output_type: str, rc: tuple, *key):
-    return _parse_formula(mathtext.MathTextParser(_PARSER_OUTPUT[output_type]), *key)
-
-
-def _shared_formula_cache(parser, *key):
-    """matplotlib's parse of a formula ($W^Q$): it depends on the parser's output type, the arguments (text, dpi,
-    font) and the mathtext rcParams (the fonts of a fontset). matplotlib keeps the 50 latest of each renderer."""
-    return _formula(parser._output_type, _rc(MATH_RC), *key)
-
-
-_measure_text = _original(textpath.TextToPath.get_text_width_height_descent)
-
-
-@functools.lru_cache(16384)
-def _text_metrics(text: str, prop, ismath, rc: tuple):
-    return _measure_text(textpath.text_to_path, text, prop, ismath)
-
-
-def _shared_text_metrics(self, text, prop, ismath):
-    """The SVG renderer's measure of a label (width, height, descent): it depends on the text, the font
-    properties and the rcParams that choose the font (and, for a formula, its fonts)."""
-    if ismath == "TeX":
-        return _measure_text(self, text, prop, ismath)
-    return _text_metrics(text, prop.copy(), ismath, _rc(FONT_RC + MATH_RC) if ismath else _rc(FONT_RC))
-
-
-_find_fonts = _original(font_manager.FontManager._find_fonts_by_props)
-
-
-@functools.lru_cache(1024)
-def _fonts(manager, prop, rc: tuple, *args):
-    return _find_fonts(manager, prop, *args)
-
-
-def _shared_font_lookup(self, prop, fontext="ttf", directory=None, fallback_to_default=True, rebuild_if_missing=True):
-    """The font files for a label's font properties (each label's layout asks): they depend on the properties
-    and the font rcParams."""
-    key = prop.copy() if isinstance(prop, font_manager.FontProperties) else prop
-    return list(_fonts(self, key, _rc(FONT_RC), fontext, directory, fallback_to_default, rebuild_if_missing))
-
-
-_lay_out = _original(mtext.Text._get_layout)
-# and those that Agg (a link-preview card) measures with
-LAYOUT_RC = FONT_RC + MATH_RC + ["text.hinting", "text.hinting_factor", "text.kerning_factor"]
-LAYOUTS: dict[tuple, tuple] = {}
-LAYOUT_LIMIT = 1 << 16
-layouts_reused = 0
-
-
-def _shared_layout(self, renderer):
-    """A label's layout (its box, lines and their offsets, relative to its anchor): it depends on the text and its
-    font, size, alignment, rotation and spacing, the figure's dpi, the renderer's kind and dpi, and the font
-    rcParams. A label wrapped to its figure's width (``wrap=True``) also depends on its position: not memoised."""
-    global layouts_reused
-    if self.get_wrap():
-        return _lay_out(self, renderer)
-    key = (
-        type(renderer),
-        getattr(renderer, "dpi", None),
-        self.get_figure(root=True).dpi,
-        self.get_text(),
-        self._fontproperties,
-        self.get_usetex(),
-        self._parse_math,
-        self._linespacing,
-        self._multialignment,
-        self._horizontalalignment,
-        self._verticalalignment,
-        self.get_rotation(),
-        self.get_rotation_mode(),
-        _rc(LAYOUT_RC),
-    )
-    layout = LAYOUTS.get(key)
-    if layout is None:
-        if len(LAYOUTS) >= LAYOUT_LIMIT:
-            LAYOUTS.clear()
-        layout = _lay_out(self, renderer)
-        LAYOUTS[(*key[:4], self._fontproperties.copy(), *key[5:])] = layout  # the label's own properties change
-    else:
-        layouts_reused += 1
-    box, lines, corner = layout
-    return box.frozen(), list(lines), corner  # the callers' own copies
-
-
-for _owner, _name, _shared in [
-    (mathtext.MathTextParser, "_parse_cached", _shared_formula_cache),
-    (textpath.TextToPath, "get_text_width_height_descent", _shared_text_metrics),
-    (font_manager.FontManager, "_find_fonts_by_props", _shared_font_lookup),
-    (mtext.Text, "_get_layout", _shared_layout),
-]:
-    _shared.original = _original(getattr(_owner, _name))
-    setattr(_owner, _name, _shared)
-
-
 FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")
 
 
@@ -368,84 +236,33 @@ def check_fonts(svg: bytes, name: str) -> bytes:
 
 
 def render_svg(fig: matplotlib.figure.Figure) -> bytes:
-    """The figure as SVG, cropped as ``savefig(bbox_inches="tight")`` crops it, in one draw instead of two.
-
-    For "tight", savefig first draws the whole figure without output, to measure it. ``get_tightbbox`` places the
-    titles, labels and ticks itself, so the figure is measured here as savefig measures it (at the SVG's 72 dpi,
-    after the layout engine ran) without that draw, and savefig draws it once, into the box.
-    """
-    with cbook._setattr_cm(fig, dpi=fig.dpi):  # getting the SVG renderer sets 72 dpi, as savefig does
-        renderer = fig._get_renderer()
-        engine = fig.get_layout_engine()
-        if engine is not None:
-            engine.execute(fig)  # constrained layout: what savefig's first draw would do first
-        box = fig.get_tightbbox(renderer).padded(matplotlib.rcParams["savefig.pad_inches"])
-    # laid out above: with any layout engine (even the placeholder that "none" leaves beside a colorbar) savefig
-    # would draw once more; None, with these rcParams, removes it
-    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-        fig.set_layout_engine(None)
+    """The figure as SVG, cropped to what it draws (``bbox_inches="tight"``), with no date in it."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", bbox_inches=box, metadata={"Date": None})
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     return buffer.getvalue()
 
 
-def _cached_path(name: str, lang: str, scheme: str) -> Path:
+def _cache_key(name: str, lang: str, scheme: str) -> str:
     spec = FIGURES[name]
-    return cached_path(name, spec.example, spec.module_file, lang, scheme)
+    return cache_key(name, spec.example, spec.module_file, lang, scheme)
 
 
 def render(name: str, lang: str, scheme: str = "light") -> bytes:
-    """SVG bytes of figure ``name`` with labels in ``lang``, from the disk cache when nothing changed."""
-    path = _cached_path(name, lang, scheme)
-    if path.is_file():
-        return path.read_bytes()
+    """SVG bytes of figure ``name`` with labels in ``lang``, from the cache when nothing changed."""
+    load_all()
+    data = CACHE.get(_cache_key(name, lang, scheme))
+    if data is not None:
+        return data
     drawing = _draw(name, lang)
     svgs = {each: recolour(drawing, each) for each in SCHEMES}  # one drawing gives every scheme: store them all
     for each, svg in svgs.items():
-        target = _cached_path(name, lang, each)
-        for stale in CACHE.glob(f"{name}.{lang}.{each}.*.svg"):
-            if stale != target:
-                stale.unlink(missing_ok=True)  # another process may have removed it first
-        write_atomically(target, svg)
+        CACHE.put(_cache_key(name, lang, each), svg)
     return svgs[scheme]
 
 
-class Prerender:
-    """Every figure missing from the disk cache, drawn in worker processes while the build goes on.
-
-    A clean build has about sixty figures to draw (every figure and language): drawn in
-    the background, they overlap with the notebooks' execution and use both cores. ``wait()`` returns
-    once the cache holds them, or raises the first worker's error. With few figures missing (an edit
-    under ``mkdocs serve``), nothing is started and ``render`` draws them when asked.
-    """
-
-    def __init__(self, languages: list[str], workers: int = 2):
-        load_all()
-        jobs: dict[str, list[tuple[str, str]]] = {}  # example -> (figure, language) pairs
-        for name, spec in FIGURES.items():
-            for lang in languages:
-                if not all(_cached_path(name, lang, scheme).is_file() for scheme in SCHEMES):
-                    jobs.setdefault(spec.example, []).append((name, lang))
-        self.count = sum(len(group) for group in jobs.values())
-        self.workers = None
-        if self.count >= PARALLEL_FROM:
-            from qkvsite.kernel import Workers, use_threads
-
-            # forked from a server that only imported torch, not from a build that may hold threads and locks
-            self.workers = Workers(workers, initializer=use_threads)
-            # one task per example, the largest first: it runs once and draws all of its figures
-            for group in sorted(jobs.values(), key=len, reverse=True):
-                self.workers.submit(_render_all, group)
-
-    def wait(self) -> None:
-        if self.workers is not None:
-            self.workers.wait()
-            self.workers = None
-
-
-def _render_all(jobs: list[tuple[str, str]]) -> None:
-    load_all()
+def draw(jobs: list[tuple[str, str]]) -> None:
+    """Draw each (figure, language) of ``jobs`` into the cache (in a worker process: one example's figures)."""
     for name, lang in jobs:
         render(name, lang)
 

@@ -1,7 +1,6 @@
-"""What the MkDocs hooks do. ``overrides/hooks/*.py`` only import these handlers.
+"""What the site's MkDocs plugin (``qkvsite.plugin``) does at each event: a module per concern.
 
-Each module handles one concern; ``building(config)`` says which language the
-current pass of mkdocs-static-i18n builds.
+``building(config)`` says which language the current pass of mkdocs-static-i18n builds.
 """
 
 from qkvsite import config as site
@@ -11,3 +10,10 @@ def building(config) -> str:
     """The language of the current build pass."""
     i18n = config.plugins.get("i18n")
     return getattr(i18n, "current_language", None) or site.default_language()
+
+
+def whole_build_ends(config) -> bool:
+    """Whether this pass's on_post_build ends the whole build: mkdocs-static-i18n builds the other languages from
+    inside the default language's on_post_build, its ``building`` set meanwhile."""
+    i18n = config.plugins.get("i18n")
+    return not getattr(i18n, "building", False)

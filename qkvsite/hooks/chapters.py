@@ -8,7 +8,6 @@ to its notebook: the notebook page, the .ipynb download and "Open in Colab".
 
 import re
 
-from mkdocs.plugins import event_priority
 from mkdocs.utils import get_relative_url
 
 from qkvsite import config as site
@@ -20,11 +19,10 @@ NOTEBOOKS = site.NOTEBOOKS_SECTION
 PLACEHOLDER = "<!-- chapters -->"
 
 
-@event_priority(100)  # before mkdocs-static-i18n reads the nav
-def on_config(config):
+def add_notebook_nav(config) -> None:
+    """The nav's last section: each chapter's notebook page."""
     nav = [item for item in config.nav if not (isinstance(item, dict) and NOTEBOOKS in item)]
     config.nav = nav + [{NOTEBOOKS: [f"notebooks/{chapter}.ipynb" for chapter in site.chapters()]}]
-    return config
 
 
 def chapter_list(lang: str) -> str:
@@ -58,7 +56,8 @@ def notebook_links(chapter: str, lang: str, page_url: str, repo_url: str) -> str
     return f'<p class="qkv-notebook-links">\n{buttons}\n</p>'
 
 
-def on_page_markdown(markdown, page, config, files):
+def add_chapter_links(markdown: str, page, config) -> str:
+    """A chapter's notebook links under its title; the chapter list in place of the home page's placeholder."""
     name = site.page_name(page.file.src_uri)
     if name in site.chapters() and not page.file.src_uri.startswith("notebooks/"):
         lang = building(config)

@@ -1,4 +1,4 @@
-"""Every registered figure rendered to SVG at build time (``qkvsite.figures``), light and dark.
+"""Every figure in the site, light and dark, drawn at build time (``qkvsite.figures``, ``qkvsite.figure_cache``).
 
 Each is added to the build as generated files, ``figures/<name>.svg`` and
 ``figures/<name>.dark.svg``, with labels in the language being built; pages of
@@ -12,26 +12,26 @@ and loads it lazily.
 
 import re
 
-from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 from qkvsite import config as site
 from qkvsite.dialect import FIGURE
-from qkvsite.figure_cache import SCHEMES, file_name, registered, svg
+from qkvsite.figure_cache import SCHEMES, Drawings, file_name
 from qkvsite.hooks import building
 
 OPEN = {"zh": "点击查看原图", "en": "Open the figure full size"}
 
 
-@event_priority(-200)  # after mkdocs-static-i18n (-100) has sorted the files by language
-def on_files(files, config):
+def add_figure_files(files, config, drawings: Drawings | None) -> None:
+    """Every figure in both schemes, labelled in the pass's language, as files of the site."""
     lang = building(config)
-    for name in registered():
+    drawings = drawings or Drawings([lang])
+    for name in drawings.figures:
         for scheme in SCHEMES:
-            file = File.generated(config, f"figures/{file_name(name, scheme)}", content=svg(name, lang, scheme))
+            content = drawings.svg(name, lang, scheme)
+            file = File.generated(config, f"figures/{file_name(name, scheme)}", content=content)
             file.dest_uri = site.url_prefix(lang) + file.dest_uri
             files.append(file)
-    return files
 
 
 def figure_markdown(alt: str, name: str, lang: str) -> str:
@@ -42,7 +42,8 @@ def figure_markdown(alt: str, name: str, lang: str) -> str:
     return "".join(links)
 
 
-def on_page_markdown(markdown, page, config, files):
+def show_figures(markdown: str, config) -> str:
+    """Each ``![alt](figures/<name>.svg)`` as both schemes' images, each linking to itself."""
     lang = building(config)
     return re.sub(
         FIGURE.pattern, lambda m: figure_markdown(m["alt"], m["name"], lang), markdown, flags=FIGURE.flags | re.M

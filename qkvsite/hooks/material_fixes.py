@@ -59,13 +59,13 @@ def drop_head_alternates(output: str) -> str:
     return head + sep + body
 
 
-def on_post_page(output, page, config):
+def fix_page(output: str, config) -> str:
     lang = building(config)
     output = drop_head_alternates(output)
     return output if lang == site.default_language() else set_search_base(output, lang)
 
 
-def on_template_context(context, template_name, config):
+def not_found_context(context, template_name, config):
     """The 404 page's language switcher leads to the language roots, not to the last page built."""
     if template_name != "404.html":
         return context
@@ -79,7 +79,7 @@ def on_template_context(context, template_name, config):
 _not_found_pages: dict[str, str] = {}
 
 
-def on_post_template(output, template_name, config):
+def not_found_page(output, template_name, config):
     """Keep the default language's 404.html at the root; the others go to <lang>/404.html."""
     if template_name != "404.html" or "i18n" not in config.plugins:
         return output

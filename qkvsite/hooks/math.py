@@ -3,6 +3,11 @@
 Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own
 (pymdownx.arithmatex in generic mode keeps it as TeX in the HTML); each formula
 is converted to MathML here with latex2mathml, which browsers render natively.
+Two steps: when a page's HTML is made (``on_page_content``), each formula
+becomes its plain text, its TeX kept beside it (``plain_formulas``): what
+Material's search plugin indexes (``on_page_context``, priority 0) and what
+the page's description reads. Then (``typeset_page``, ``on_page_context`` after
+the search plugin) each becomes MathML.
 A heading with a formula gives itself a readable TOC label and a stable anchor,
 ``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
 Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on
@@ -20,6 +25,7 @@ from latex2mathml.converter import convert
 
 INLINE = re.compile(r'<span class="arithmatex">\\\((.*?)\\\)</span>', re.S)
 DISPLAY = re.compile(r'<div class="arithmatex">\\\[(.*?)\\\]</div>', re.S)
+PLAIN = re.compile(r'<(span|div) class="arithmatex" data-tex="([^"]*)">.*?</\1>', re.S)
 # latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, spaced and read as one;
 # a function name is an identifier (MathML: <mi>), like the <mi>exp</mi> of \exp
 OPERATOR_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
@@ -55,8 +61,21 @@ def mathml(tex: str, display: str) -> str:
 
 
 def typeset(content: str) -> str:
-    content = DISPLAY.sub(lambda m: mathml(html.unescape(m[1]).strip(), "block"), content)
-    return INLINE.sub(lambda m: mathml(html.unescape(m[1]).strip(), "inline"), content)
+    """Every formula of a page's HTML (arithmatex's, or ``plain_formulas``') as MathML."""
+    content = plain_formulas(content)
+    return PLAIN.sub(lambda m: mathml(html.unescape(m[2]), "block" if m[1] == "div" else "inline"), content)
+
+
+def plain_formulas(content: str) -> str:
+    """Every formula of a page's HTML as its plain text, its TeX in a ``data-tex`` attribute."""
+
+    def plain_element(element: str, tex: str) -> str:
+        tex = html.unescape(tex).strip()
+        text = html.escape(plain_tex(tex), quote=False)
+        return f'<{element} class="arithmatex" data-tex="{html.escape(tex, quote=True)}">{text}</{element}>'
+
+    content = DISPLAY.sub(lambda m: plain_element("div", m[1]), content)
+    return INLINE.sub(lambda m: plain_element("span", m[1]), content)
 
 
 # --- notebook pages -------------------------------------------------------------------------------------------
@@ -117,7 +136,8 @@ def plain_html(content: str) -> str:
     return WITH_TEX.sub(lambda m: html.escape(plain_tex(html.unescape(m[1])), quote=False), content)
 
 
-def on_page_content(content, page, config, files):
+def typeset_page(content: str, page) -> str:
+    """A page's formulas as MathML; a notebook page's table of contents reads them as plain text."""
     if page.file.src_uri.endswith(".ipynb"):
         for item in _toc_items(page.toc):
             item.title = plain(item.title)

@@ -1,224 +1,105 @@
-"""The notebook edition: each chapter executed once, rendered in both languages (``qkvsite.notebooks``).
+"""The notebook edition in the build, and what every pass needs made first (``prepare``).
 
-Before each build every chapter's notebook is generated from its pages and
-executed (or its outputs taken from the run cache) into ``docs/notebooks/``;
-those files join the build before mkdocs-jupyter and mkdocs-static-i18n see the
-files, so each language gets its own notebook page and download. mkdocs-jupyter
-only renders them (``execute: false`` in mkdocs.yml).
+Before the default language's pass, ``prepare`` makes what the cache lacks, at
+the same time: each chapter's notebook executed in its Jupyter kernels
+(``qkvsite.notebooks``, two at a time), while two worker processes
+(``qkvsite.workers``) draw the missing figures (one example's figures per task)
+and link-preview cards. Then every chapter's notebook page and download is
+written to ``docs/notebooks/``, before MkDocs lists the files, so each language
+gets its own notebook page and download.
 
-mkdocs-jupyter renders with the site's own template (``qkvsite/templates/``:
-the cells only, without JupyterLab's stylesheet and scripts). It caches each
-rendering by the notebook's content, in a directory per language (its eviction
-would otherwise drop the other language's entries). Its cache entries are not
-checked by mkdocs-jupyter and its key leaves out the template: a manifest
-written after each build, with each entry's checksum and those of the template
-and the highlighting filter, makes a changed or truncated entry, or every entry
-of another template or filter, be deleted, so it is rendered again rather than
-served. A clean build renders the pages into that cache in two worker processes
-(``RenderAhead``), as mkdocs-jupyter itself would, from the moment the
-notebooks are executed, while the figures are still being drawn (at a lower
-priority: the build waits for the figures first, for these pages later).
-
-The worker processes (kernels, figures, renderings) are forked from one server
-that imports torch first (``qkvsite.kernel``). On a build with much to do
-there (``needs_workers``) it is started as the build starts, so that those
-imports overlap the rest of MkDocs' start.
+mkdocs-jupyter renders the notebook pages (``execute: false``: the build has run
+them) with the site's template, ``qkvsite/jupyter/nbconvert/templates/``: the
+cells only, without JupyterLab's stylesheet and scripts. nbconvert finds it
+first on Jupyter's data path ($JUPYTER_PATH), ahead of mkdocs-jupyter's own.
+mkdocs-jupyter caches each rendering by the notebook's content and its options,
+in a directory per language (its eviction would otherwise drop the other
+language's entries) named after what its key leaves out (the template, the
+versions of the renderers); the cache's manifest (``qkvsite.cache``) vouches for
+each entry, and any other is deleted before mkdocs-jupyter reads it.
 """
 
-import hashlib
-import json
-import shutil
-from concurrent.futures import ProcessPoolExecutor
+from __future__ import annotations
+
+import logging
+import os
+import time
+from contextlib import nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 
-import mkdocs_jupyter
-import mkdocs_jupyter.config
-from mkdocs.plugins import event_priority
-from mkdocs_jupyter.plugin import NotebookFile, _compute_cache_key, _get_cache_path
+from mkdocs_jupyter.plugin import NotebookFile
 
+from qkvsite import cards, figure_cache, notebooks, workers
 from qkvsite import config as site
-from qkvsite import figure_cache
+from qkvsite.cache import CACHE, JINJA, check_directory, key, versions, vouch_for_directory
 from qkvsite.hooks import building
-from qkvsite.kernel import lower_priority, preloaded, start_server
-from qkvsite.notebooks import (
-    CACHE,
-    GENERATED,
-    RENDER_OPTIONS,
-    RUNS,
-    Edition,
-    build_notebooks,
-    render_page,
-    set_up_rendering,
-)
+from qkvsite.hooks.social import every_card
 
-_editions: list[Edition] = []
-
-TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "mkdocs_html" / "notebook.html.j2"
-HIGHLIGHT = Path(__file__).resolve().parent.parent / "highlight.py"  # its filter is in every code cell
-JUPYTER_TEMPLATES = Path(mkdocs_jupyter.__file__).parent / "templates"  # mkdocs-jupyter's own
+log = logging.getLogger("mkdocs.plugins.qkv")
+JUPYTER_PATH = site.ROOT / "qkvsite" / "jupyter"  # nbconvert/templates/mkdocs_html/notebook.html.j2
+TEMPLATE = JUPYTER_PATH / "nbconvert" / "templates" / "mkdocs_html" / "notebook.html.j2"
+RENDERERS = ("mkdocs-jupyter", "nbconvert", "pygments", "mistune", "jupytext", "nbformat")
 
 
-def templates() -> Path:
-    """mkdocs-jupyter's template directory with its page template (mkdocs_html/notebook.html.j2) the site's."""
-    out = CACHE / "nbconvert-templates"
-    shutil.copytree(JUPYTER_TEMPLATES / "mkdocs_md", out / "mkdocs_md", dirs_exist_ok=True)  # the table of contents
-    page = out / "mkdocs_html" / TEMPLATE.name
-    page.parent.mkdir(parents=True, exist_ok=True)
-    if not page.exists() or page.read_bytes() != TEMPLATE.read_bytes():
-        shutil.copyfile(TEMPLATE, page)
-    return out
-
-
-def _render_cache(config) -> Path:
-    return CACHE / "mkdocs-jupyter" / building(config)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _renderer() -> str:
-    """What renders a page besides mkdocs-jupyter's cache key: the template and the highlighting filter."""
-    return _digest(TEMPLATE) + _digest(HIGHLIGHT)
-
-
-def check_render_cache(directory: Path) -> list[Path]:
-    """Delete every entry the manifest does not vouch for; return what was deleted."""
-    manifest_path = directory / "manifest.json"
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = {}
-    if manifest.get("template") != _renderer():
-        manifest = {}  # rendered with another template or filter
-    dropped = [p for p in directory.glob("*.json") if p != manifest_path and manifest.get(p.name) != _digest(p)]
-    for path in dropped:
-        path.unlink()
-    return dropped
-
-
-def write_render_manifest(directory: Path) -> None:
-    if directory.is_dir():
-        entries = {p.name: _digest(p) for p in directory.glob("*.json") if p.name != "manifest.json"}
-        entries["template"] = _renderer()
-        (directory / "manifest.json").write_text(json.dumps(entries, indent=1), encoding="utf-8")
-
-
-PARALLEL_FROM = 4  # fewer pages to render (an edit under `mkdocs serve`): mkdocs-jupyter renders them itself
-
-
-class RenderAhead:
-    """Every notebook page missing from mkdocs-jupyter's cache, rendered into it in two worker processes.
-
-    mkdocs-jupyter renders one page at a time in the build's process (about 0.4 s each); the workers make the same
-    entries, with its own functions and cache keys, while the build goes on with the pages and the other
-    languages' passes. ``wait(lang)`` writes a language's entries, and the manifest that vouches for them, before
-    mkdocs-jupyter looks for the first of them (``on_pre_page``) or the language's pass checks its cache.
-    """
-
-    def __init__(self, options, editions: list[Edition]):
-        if options["execute"]:
-            raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
-        todo: dict[str, dict[Path, Path]] = {}  # language -> cache entry -> notebook page
-        for edition in editions:
-            directory = CACHE / "mkdocs-jupyter" / edition.lang
-            if edition.lang not in todo:
-                directory.mkdir(parents=True, exist_ok=True)
-                check_render_cache(directory)
-                todo[edition.lang] = {}
-            source = GENERATED / edition.page
-            entry = _get_cache_path(directory, _compute_cache_key(str(source), options, options["execute"]))
-            if not entry.exists():
-                todo[edition.lang][entry] = source
-        self.pending: dict[str, list] = {}  # language -> (cache entry, rendering) pairs
-        self.pool = None
-        if sum(map(len, todo.values())) < PARALLEL_FROM:
-            return
-        wanted = {name: options[name] for name in (*RENDER_OPTIONS, "toc_depth")}
-        templates_dir = mkdocs_jupyter.config.settings.templates_dir  # as on_config set it
-        self.pool = ProcessPoolExecutor(max_workers=2, mp_context=preloaded(), initializer=lower_priority)
-        for lang in sorted(todo, key=lambda lang: lang != site.default_language()):  # in the order the build needs
-            self.pending[lang] = [
-                (entry, self.pool.submit(render_page, str(source), wanted, templates_dir))
-                for entry, source in todo[lang].items()
-            ]
-
-    def wait(self, lang: str | None = None) -> list[Path]:
-        """Write the entries of ``lang`` (of every language if None) once rendered; return them."""
-        written = []
-        for each in [lang] if lang else list(self.pending):
-            entries = [entry for entry, _ in self.pending.get(each, [])]
-            for entry, rendering in self.pending.pop(each, []):
-                entry.write_text(json.dumps(rendering.result()), encoding="utf-8")  # as mkdocs-jupyter writes it
-            if entries:
-                write_render_manifest(entries[0].parent)  # its other entries were checked first: it vouches for all
-            written += entries
-        if not self.pending and self.pool is not None:
-            self.pool.shutdown()
-        return written
-
-
-def prerender(languages: list[str]):
-    """The figures missing from the cache, drawing in the background (``qkvsite.figures.Prerender``); with none
-    missing, matplotlib is not even imported."""
-    if not figure_cache.missing(languages):
-        return SimpleNamespace(wait=lambda: None)
-    from qkvsite.figures import Prerender
-
-    return Prerender(languages)
-
-
-_ahead: RenderAhead | None = None  # the pages the default language's pass started rendering
-
-
-def _wait_for_pages(lang: str | None = None) -> None:
-    if _ahead is not None:
-        _ahead.wait(lang)
-
-
-def needs_workers() -> bool:
-    """Whether this build will fork worker processes: no notebook run is cached, or many figures are missing (a
-    clean build). A build with everything cached forks none; one with little to do starts the server when first
-    needed."""
-    return not any(RUNS.glob("*.json")) or figure_cache.missing(site.languages()) >= figure_cache.PARALLEL_FROM
-
-
-def on_config(config):
-    set_up_rendering(str(templates()))
-    if building(config) == site.default_language() and needs_workers():
-        start_server()  # it imports torch while MkDocs loads the rest and the notebooks are made from the pages
-
-
-@event_priority(100)
-def on_pre_build(config):
+def set_up_rendering(config) -> None:
+    """mkdocs-jupyter renders with the site's template, into this pass's language's cache directory."""
     jupyter = config.plugins.get("mkdocs-jupyter")
-    if building(config) == site.default_language():  # the first pass builds every language's notebooks
-
-        def render_ahead(editions: list[Edition]) -> None:  # the pages are written: render them while figures draw
-            global _ahead
-            if jupyter is not None:
-                _ahead = RenderAhead(jupyter.config, editions)
-
-        # the figures missing from their cache are drawn in worker processes while the notebooks run
-        figures = prerender(site.languages())
-        try:
-            _editions[:] = build_notebooks(
-                site_url=config.site_url, figures_ready=figures.wait, pages_ready=render_ahead
-            )
-        finally:
-            figures.wait()
-    else:
-        _wait_for_pages(building(config))  # the default language's pass goes on while this language's pages render
-    if jupyter is not None:
-        directory = _render_cache(config)
-        directory.mkdir(parents=True, exist_ok=True)
-        check_render_cache(directory)
-        jupyter.config["cache_dir"] = str(directory)
+    if jupyter is None:
+        return
+    if jupyter.config["execute"]:
+        raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
+    paths = os.environ.get("JUPYTER_PATH", "").split(os.pathsep)
+    if str(JUPYTER_PATH) not in paths:
+        os.environ["JUPYTER_PATH"] = os.pathsep.join([str(JUPYTER_PATH), *filter(None, paths)])
+    jupyter.config["cache_dir"] = str(rendered_pages(building(config)))
 
 
-@event_priority(-150)  # after mkdocs-static-i18n (-100)
-def on_files(files, config):
+def made_by() -> str:
+    """What renders a notebook page besides what mkdocs-jupyter's cache key holds."""
+    return key(TEMPLATE, versions(*RENDERERS))
+
+
+def rendered_pages(lang: str) -> Path:
+    return CACHE / "mkdocs-jupyter" / f"{lang}-{made_by()[:12]}"
+
+
+def check_rendered_pages(config) -> None:
+    """Delete every rendering of this pass's language that the manifest does not vouch for."""
+    directory = rendered_pages(building(config))
+    directory.mkdir(parents=True, exist_ok=True)
+    check_directory(directory, made_by())
+
+
+def prepare(config) -> figure_cache.Drawings:
+    """Execute the notebooks, draw the figures and cards the cache lacks, and write every notebook; return the
+    figures' drawings for the passes."""
+    drawings = figure_cache.Drawings(site.languages())
+    by_example: dict[str, list] = {}
+    missing_figures = drawings.missing()
+    for name, lang in missing_figures:
+        by_example.setdefault(drawings.figures[name][0], []).append((name, lang))
+    jobs = [("qkvsite.figures", "draw", group) for group in sorted(by_example.values(), key=len, reverse=True)]
+    missing_cards = [card for card in every_card(config) if not cards.CACHE.has(cards.card_key(*card))]
+    jobs += [("qkvsite.cards", "draw", missing_cards)] if missing_cards else []
+    chapter_notebooks = notebooks.chapter_notebooks()
+    start = time.perf_counter()
+    with workers.pool() if jobs else nullcontext() as pool:
+        drawn = [pool.apply_async(workers.call, job) for job in jobs]
+        runs = notebooks.run_chapters(chapter_notebooks)
+        executed = time.perf_counter() - start
+        for each in drawn:
+            each.get()
+    if jobs or executed > 1:
+        log.info(
+            f"qkv: notebooks executed in {executed:.1f} s; {len(missing_figures)} figures and "
+            f"{len(missing_cards)} cards drawn by {time.perf_counter() - start:.1f} s"
+        )
+    notebooks.write_notebooks(chapter_notebooks, runs, config.site_url, drawings.svg)
+    return drawings
+
+
+def notebook_pages_are_pages(files, config):
     """The notebook pages are pages again.
 
     mkdocs-jupyter marks .ipynb files as pages (its NotebookFile), and
@@ -242,23 +123,27 @@ def on_files(files, config):
     return files
 
 
-@event_priority(100)  # before mkdocs-jupyter looks up the page in its cache
-def on_pre_page(page, config, files):
-    if page.file.src_uri.endswith(".ipynb"):
-        _wait_for_pages(building(config))
-    return page
+def edit_the_chapter_page(page) -> None:
+    """A notebook page is generated from its chapter page: "edit this page" edits the chapter page."""
+    if page.edit_url and page.file.src_uri.startswith("notebooks/"):
+        chapter = Path(page.file.src_uri).stem  # <chapter>.<lang>
+        page.edit_url = page.edit_url.rsplit("/docs/", 1)[0] + f"/docs/{chapter}.md"
 
 
-@event_priority(-300)  # after mkdocs-jupyter has written and evicted its cache entries
-def on_post_build(config):
-    _wait_for_pages()
-    # the default language's pass ends after the other languages' passes (mkdocs-static-i18n runs them inside
-    # its own post-build), so this writes every language's manifest
+def finish(config) -> None:
+    """After the last pass: vouch for the renderings mkdocs-jupyter kept, and drop the entries no pass used."""
     for lang in site.languages():
-        write_render_manifest(CACHE / "mkdocs-jupyter" / lang)
+        vouch_for_directory(rendered_pages(lang), made_by())
+    for directory in (CACHE / "mkdocs-jupyter").glob("*"):
+        if directory.name not in {rendered_pages(lang).name for lang in site.languages()}:
+            for path in directory.glob("*"):
+                path.unlink()
+            directory.rmdir()
+    for cache in (figure_cache.CACHE, cards.CACHE, notebooks.RUNS, JINJA):
+        cache.evict()
 
 
-def on_serve(server, config, builder):
+def watch(server, config):
     """Watch docs/ but not the generated docs/notebooks/: writing them must not start another rebuild."""
     docs = Path(config.docs_dir)
     server.unwatch(str(docs))

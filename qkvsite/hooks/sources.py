@@ -12,8 +12,6 @@ in a title links to the snippet's lines in the repository, and a Markdown link
 import html
 import re
 
-from mkdocs.plugins import event_priority
-
 from qkvsite import config as site
 from qkvsite.dialect import Block, Page
 
@@ -87,7 +85,8 @@ def repo_url(config, path: str) -> str:
     return f"{config.repo_url.rstrip('/')}/{blob}{path}"
 
 
-def on_page_markdown(markdown, page, config, files):
+def title_blocks(markdown: str, page, config) -> str:
+    """Every code block titled with its source (``add_titles``); ``repo:`` links to the repository."""
     markdown = REPO_LINK.sub(lambda m: f"]({repo_url(config, m[1])})", markdown)
     parsed = Page(page.file.abs_src_path, text=markdown)
     page.meta["qkv_sources"] = [
@@ -99,8 +98,7 @@ def on_page_markdown(markdown, page, config, files):
 TITLE = re.compile(r'<span class="filename">(snippets/[^<\s]+\.py)')
 
 
-@event_priority(-50)
-def on_page_content(html_text, page, config, files):
+def link_titles(html_text: str, page) -> str:
     """Link the file name in each block title, in page order."""
     sources = iter(page.meta.get("qkv_sources", []))
 
@@ -110,10 +108,3 @@ def on_page_content(html_text, page, config, files):
         return f'<span class="filename"><a href="{html.escape(url)}">{match[1]}</a>'
 
     return TITLE.sub(link, html_text)
-
-
-def on_page_context(context, page, config, nav):
-    """A notebook page is generated from its chapter page: "edit this page" edits the chapter page."""
-    if page.edit_url and page.file.src_uri.startswith("notebooks/"):
-        page.edit_url = re.sub(r"/docs/notebooks/([^/]+)\.ipynb$", r"/docs/\1.md", page.edit_url)
-    return context

@@ -7,8 +7,6 @@ does; the Verification page lists the records themselves in place of the line
 ``<!-- verification-records -->``, each marked with whether it ran these pages.
 """
 
-from mkdocs.plugins import event_priority
-
 from qkvsite import config as site
 from qkvsite import records
 from qkvsite.hooks import building
@@ -116,14 +114,14 @@ def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
     return "\n".join(rows)
 
 
-@event_priority(-50)  # after mkdocs-static-i18n has switched the language
-def on_config(config):
+def set_claim(config) -> None:
+    """The footer's claim, in the pass's language (``overrides/partials/copyright.html``)."""
     config.extra["qkv_pages"] = records.fingerprint()  # parses every page: once per pass, for both uses
     config.extra["qkv_verified"] = claim(building(config), records.load_all(), config.extra["qkv_pages"])
-    return config
 
 
-def on_page_markdown(markdown, page, config, files):
+def add_records(markdown: str, page, config) -> str:
+    """The Verification page's table of records, in place of its placeholder line."""
     if site.page_name(page.file.src_uri) != "verification":
         return markdown
     if PLACEHOLDER not in markdown:

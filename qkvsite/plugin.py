@@ -1,0 +1,90 @@
+"""The site's MkDocs plugin (``plugins: - qkv`` in mkdocs.yml): every event the site handles, in build order.
+
+MkDocs calls each event on every plugin, the highest ``event_priority`` first, then in mkdocs.yml's order (this
+plugin is listed last). mkdocs-static-i18n (priority -100 on most events) builds the default language first, then
+each other language from inside its own ``on_post_build``, and every pass calls every event again:
+``qkvsite.hooks.building(config)`` is the language of the pass. What each step does lives in ``qkvsite.hooks``.
+"""
+
+from __future__ import annotations
+
+from mkdocs.plugins import BasePlugin, event_priority
+
+from qkvsite import config as site
+from qkvsite.cache import TemplateCache
+from qkvsite.hooks import (
+    building,
+    chapters,
+    figures,
+    material_fixes,
+    math,
+    notebooks,
+    search,
+    social,
+    sources,
+    verification,
+    whole_build_ends,
+)
+
+
+class Site(BasePlugin):
+    def __init__(self):
+        self.drawings = None  # the figures' drawings, worked out by the default language's pass
+
+    @event_priority(100)  # before mkdocs-static-i18n reconfigures the nav (-100)
+    def on_config(self, config):
+        chapters.add_notebook_nav(config)
+        verification.set_claim(config)
+        notebooks.set_up_rendering(config)
+        return config
+
+    def on_pre_build(self, config):
+        if building(config) == site.default_language():  # the first pass makes what every language needs
+            self.drawings = notebooks.prepare(config)
+        notebooks.check_rendered_pages(config)
+
+    @event_priority(-150)  # after mkdocs-static-i18n (-100) has sorted the files by language
+    def on_files(self, files, config):
+        files = notebooks.notebook_pages_are_pages(files, config)
+        figures.add_figure_files(files, config, self.drawings)
+        social.add_card_files(files, config)
+        return files
+
+    def on_page_markdown(self, markdown, page, config, files):
+        markdown = chapters.add_chapter_links(markdown, page, config)
+        markdown = figures.show_figures(markdown, config)
+        markdown = sources.title_blocks(markdown, page, config)
+        return verification.add_records(markdown, page, config)
+
+    def on_page_content(self, html, page, config, files):
+        html = math.plain_formulas(html)  # what the search index and the page's description read
+        social.describe_page(html, page, config)
+        return sources.link_titles(html, page)
+
+    @event_priority(-50)  # after Material's search plugin (0) has indexed the page's text
+    def on_page_context(self, context, page, config, nav):
+        page.content = math.typeset_page(page.content, page)
+        notebooks.edit_the_chapter_page(page)
+        return context
+
+    def on_env(self, env, config, files):
+        env.bytecode_cache = TemplateCache()  # Material's templates, compiled once for every pass and build
+        return env
+
+    def on_template_context(self, context, template_name, config):
+        return material_fixes.not_found_context(context, template_name, config)
+
+    def on_post_template(self, output, template_name, config):
+        return material_fixes.not_found_page(output, template_name, config)
+
+    def on_post_page(self, output, page, config):
+        return material_fixes.fix_page(output, config)
+
+    @event_priority(-200)  # after mkdocs-static-i18n (-100) has built the other languages and the search index
+    def on_post_build(self, config):
+        if whole_build_ends(config):
+            search.one_index_per_language(config)
+            notebooks.finish(config)
+
+    def on_serve(self, server, config, builder):
+        return notebooks.watch(server, config)
