@@ -133,9 +133,18 @@ def reads_visits(item) -> bool:
     return "visits" in getattr(item, "fixturenames", ())
 
 
+def needs_build(item) -> bool:
+    return bool(SITE_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
 def pytest_collection_finish(session):
-    """Starts the build if a selected test needs the site, and the page loads if one reads them."""
-    if any(item.get_closest_marker("site") for item in session.items):
+    """Starts the build if a selected test needs the site, and the page loads if one reads them.
+
+    Under ``--collect-only`` nothing starts: no test runs to need them.
+    """
+    if session.config.option.collectonly:
+        return
+    if any(needs_build(item) for item in session.items):
         background(session.config).start_build()
     if any(reads_visits(item) for item in session.items):
         background(session.config).start_page_loads()
@@ -166,17 +175,21 @@ def page_loads(request, site):
 
 
 SITE_FIXTURES = {"site", "server", "origin", "page_loads"}
+# Headless Chromium (tests/test_browser.py), which the axe checks also need axe-core for (node_modules/, from npm):
+# a test that takes it is a `site` test too, so that `-m "not site"` needs neither; it starts no build by itself.
+BROWSER_FIXTURES = {"browser"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests that need the built site carry the `site` marker: `pytest -m "not site"` builds nothing.
+    """Tests that need the built site, or the browser, carry the `site` marker: `pytest -m "not site"` builds
+    nothing and needs neither Chromium nor node_modules/.
 
     The tests that do not need the site run first, while it builds; the tests that read the browser's load of
     every page (``visits``, tests/test_browser.py) run last: the loads run in the background once the site is
     built, beside the other tests.
     """
     for item in items:
-        if SITE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if (SITE_FIXTURES | BROWSER_FIXTURES) & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
     needs_site = lambda item: item.get_closest_marker("site") is not None  # noqa: E731
     items[:] = (

@@ -44,6 +44,18 @@ def browser():
         browser.close()
 
 
+def test_every_selected_test_that_needs_chromium_or_axe_carries_the_site_marker(request):
+    # so `pytest -m "not site"` (the fast loop) runs none of them: it needs neither Chromium nor axe-core
+    # (node_modules/, which `make serve` does not install); the rule is tests/conftest.py's (BROWSER_FIXTURES)
+    launch_chromium = {"browser", "page_loads"}  # the fixtures that call tests/browsing.py's launch
+    unmarked = [
+        item.nodeid
+        for item in request.session.items
+        if launch_chromium & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("site")
+    ]
+    assert unmarked == []
+
+
 @pytest.fixture(scope="session")
 def visits(page_loads):
     """What each page load saw, once every load is done (the loads start with the build: tests/conftest.py)."""
