@@ -15,6 +15,7 @@ the package reads it, and ``vouch_for_directory`` writes the manifest after the 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -58,7 +59,12 @@ def key(*inputs) -> str:
 
 def versions(*packages: str) -> list[str]:
     """``name==version`` of each installed package, read from its metadata (nothing is imported)."""
-    return [f"{package}=={version(package)}" for package in packages]
+    return [f"{package}=={_version(package)}" for package in packages]
+
+
+@functools.cache
+def _version(package: str) -> str:
+    return version(package)  # read once per process (a few ms each): packages are not upgraded under a build
 
 
 def write_atomically(path: Path, data: bytes | str) -> None:
@@ -107,6 +113,10 @@ class Cache:
         data = self.get(key)
         return self.put(key, make()) if data is None else data
 
+    def keep(self, key: str) -> None:
+        """The entry is this build's, though not read: ``evict`` keeps it."""
+        self.used.add(key)
+
     def has(self, key: str) -> bool:
         return self.get(key) is not None
 
@@ -122,31 +132,32 @@ class Cache:
         return stale
 
 
-MANIFEST = "manifest.json"
+def manifest(directory: Path) -> Path:
+    """Where the checksums of a directory's files are kept: beside it (the package that writes the directory may
+    delete what it does not know in it)."""
+    return directory.with_name(f"{directory.name}.manifest.json")
 
 
 def check_directory(directory: Path, made_by: str) -> list[Path]:
     """Delete every file of ``directory`` that its manifest does not vouch for (all of them if the manifest is
     missing, broken, or was written for another ``made_by``); return what was deleted."""
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-        files = manifest["files"] if manifest["made_by"] == made_by else {}
+        vouched = json.loads(manifest(directory).read_text(encoding="utf-8"))
+        files = vouched["files"] if vouched["made_by"] == made_by else {}
     except (OSError, ValueError, KeyError, TypeError):
         files = {}
     files = files if isinstance(files, dict) else {}
-    stale = []
-    for path in sorted(directory.glob("*")):
-        if path.is_file() and path.name != MANIFEST and files.get(path.name) != _digest(path.read_bytes()):
-            path.unlink()
-            stale.append(path)
+    stale = [p for p in sorted(directory.glob("*")) if p.is_file() and files.get(p.name) != _digest(p.read_bytes())]
+    for path in stale:
+        path.unlink()
     return stale
 
 
 def vouch_for_directory(directory: Path, made_by: str) -> None:
     """Write the manifest of ``directory``: each file's checksum, and what made them."""
     if directory.is_dir():
-        files = {p.name: _digest(p.read_bytes()) for p in sorted(directory.glob("*")) if p.name != MANIFEST}
-        write_atomically(directory / MANIFEST, json.dumps({"made_by": made_by, "files": files}, indent=1))
+        files = {p.name: _digest(p.read_bytes()) for p in sorted(directory.glob("*")) if p.is_file()}
+        write_atomically(manifest(directory), json.dumps({"made_by": made_by, "files": files}, indent=1))
 
 
 JINJA = Cache("jinja")

@@ -352,12 +352,12 @@ def absolute_links(notebook, site_url: str, lang: str):
     return notebook
 
 
-def chapter_notebooks(snippet_settings: dict | None = None) -> dict[tuple[str, str], nbformat.NotebookNode]:
-    """Every chapter's notebook in every language, keyed by (chapter, language), not executed yet."""
+def chapter_notebooks(chapters: list[str], snippet_settings: dict | None = None) -> dict:
+    """Each chapter's notebook in every language, keyed by (chapter, language), not executed yet."""
     page = lambda chapter, lang: Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings)  # noqa: E731
     return {
         (chapter, lang): chapter_notebook(page(chapter, lang), chapter)
-        for chapter in config.chapters()
+        for chapter in chapters
         for lang in config.languages()
     }
 
@@ -365,7 +365,7 @@ def chapter_notebooks(snippet_settings: dict | None = None) -> dict[tuple[str, s
 def run_chapters(notebooks: dict) -> dict[str, tuple[str, list]]:
     """Each chapter's run: its key and the outputs of each code cell, executed where the cache has none."""
     codes = {}
-    for chapter in config.chapters():
+    for chapter in dict.fromkeys(chapter for chapter, _ in notebooks):
         # the setup cell's comment is in the page's language; the code it runs is the same
         editions = [code_of(notebooks[chapter, lang]) for lang in config.languages()]
         editions = [[strip_comment(code[0]), *code[1:]] for code in editions]
@@ -392,18 +392,6 @@ def write_notebooks(notebooks: dict, runs: dict, site_url: str, svg: Callable[[s
         write_if_changed(GENERATED / edition.download, nbformat.writes(download))
         editions.append(edition)
     return editions
-
-
-def build_notebooks(
-    snippet_settings: dict | None = None, site_url: str = "http://127.0.0.1:8000/", svg: Callable | None = None
-) -> list[Edition]:
-    """Every chapter's notebook in every language, executed (or its outputs taken from the cache), written."""
-    if svg is None:
-        from qkvsite.figure_cache import Drawings
-
-        svg = Drawings(config.languages()).svg
-    notebooks = chapter_notebooks(snippet_settings)
-    return write_notebooks(notebooks, run_chapters(notebooks), site_url, svg)
 
 
 if __name__ == "__main__":  # python -m qkvsite.notebooks publish <site dir> <out dir>

@@ -58,6 +58,7 @@ class Site(BasePlugin):
 
     def on_page_content(self, html, page, config, files):
         html = math.plain_formulas(html)  # what the search index and the page's description read
+        search.leave_out_notebook_page(page)
         social.describe_page(html, page, config)
         return sources.link_titles(html, page)
 

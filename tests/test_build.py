@@ -19,13 +19,27 @@ from tests.conftest import REPO_URL, ROOT, SITE_URL
 # --- every cache of a real build: a damaged entry is rebuilt, and the site is the same --------------------------
 
 
-def build(site_dir: Path, **env) -> subprocess.Popen:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL, **env}
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site_dir)]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+@pytest.fixture
+def build(request):
+    """Start ``mkdocs build`` of the site into a directory, as the session's build (SITE_URL, REPO_URL); a build
+    still running when the test ends is killed."""
+    started = []
+
+    def start(site_dir: Path, **env) -> subprocess.Popen:
+        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL, **env}
+        command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site_dir)]
+        out = subprocess.PIPE
+        started.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
 
 
-def test_a_damaged_entry_of_every_cache_is_rebuilt_by_the_next_build_and_the_site_is_the_same(site, tmp_path):
+def test_a_damaged_entry_of_every_cache_is_rebuilt_by_the_next_build_and_the_site_is_the_same(site, build, tmp_path):
     # `site` first: its build filled every cache (the same SITE_URL and REPO_URL as here)
     from qkvsite import cards, figure_cache, notebooks
     from qkvsite.dialect import Page
@@ -77,7 +91,7 @@ def marked(mark: str) -> list[tuple[int, str]]:
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)")
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_build_stopped_while_its_kernels_and_workers_run_leaves_no_process_after_5_s(site, tmp_path, stop):
+def test_a_build_stopped_while_its_kernels_and_workers_run_leaves_no_process_after_5_s(site, build, tmp_path, stop):
     # `site` first: this build has a cache of its own, empty, so it starts kernels and workers; it is stopped
     # before it writes anything outside tmp_path
     mark = f"qkv-stop-test-{uuid.uuid4()}"

@@ -160,16 +160,19 @@ def test_chapters_executed_side_by_side_each_get_their_own_outputs():
 
 
 def test_a_rendering_the_manifest_does_not_vouch_for_is_rendered_again(tmp_path):
-    from qkvsite.cache import check_directory, vouch_for_directory
+    from qkvsite.cache import check_directory, manifest, vouch_for_directory
 
-    (tmp_path / "a.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
-    (tmp_path / "b.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
-    vouch_for_directory(tmp_path, "renderer 1")
-    (tmp_path / "b.json").write_text('{"content": "<p>edited</p>"}', encoding="utf-8")
-    (tmp_path / "c.json").write_text('{"content": "<p>unknown</p>"}', encoding="utf-8")
-    assert sorted(p.name for p in check_directory(tmp_path, "renderer 1")) == ["b.json", "c.json"]
-    assert [p.name for p in tmp_path.glob("*.json") if p.name != "manifest.json"] == ["a.json"]
-    assert [p.name for p in check_directory(tmp_path, "renderer 2")] == ["a.json"]  # another template, say
+    pages = tmp_path / "pages"  # as mkdocs-jupyter's: it deletes what it does not know there, so the manifest is beside
+    pages.mkdir()
+    (pages / "a.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
+    (pages / "b.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
+    vouch_for_directory(pages, "renderer 1")
+    assert manifest(pages).parent == tmp_path
+    (pages / "b.json").write_text('{"content": "<p>edited</p>"}', encoding="utf-8")
+    (pages / "c.json").write_text('{"content": "<p>unknown</p>"}', encoding="utf-8")
+    assert sorted(p.name for p in check_directory(pages, "renderer 1")) == ["b.json", "c.json"]
+    assert [p.name for p in pages.iterdir()] == ["a.json"]
+    assert [p.name for p in check_directory(pages, "renderer 2")] == ["a.json"]  # another template, say
 
 
 def test_renderings_of_another_template_go_to_another_directory(tmp_path, monkeypatch):
@@ -197,6 +200,33 @@ def test_nbconvert_finds_the_sites_notebook_template_first_on_jupyters_path(monk
     exporter = HTMLExporter(template_file="mkdocs_html/notebook.html.j2", extra_template_paths=[settings.templates_dir])
     assert exporter.template.filename == str(hook.TEMPLATE)
     assert jupyter.config["cache_dir"] == str(hook.rendered_pages(config.default_language()))
+
+
+def test_a_rebuild_makes_again_only_the_notebooks_of_the_chapters_an_edit_changed_and_keeps_every_run(
+    site, monkeypatch
+):
+    # `site` first: its build filled the run cache (the same SITE_URL), so nothing is executed here
+    from mkdocs.config import load_config
+
+    from qkvsite.hooks import notebooks as hook
+    from tests.conftest import SITE_URL
+
+    made, original = [], notebooks.chapter_notebooks
+    monkeypatch.setattr(notebooks, "chapter_notebooks", lambda chapters: made.append(chapters) or original(chapters))
+    monkeypatch.setattr(hook, "_made", {})  # a new process
+    build = load_config(str(ROOT / "mkdocs.yml"), site_url=SITE_URL)
+    hook.prepare(build)
+    assert made == [chapters()]
+    made.clear()
+    hook.prepare(build)
+    assert made == [[]]  # nothing changed: nothing made
+    made.clear()
+    monkeypatch.setattr(notebooks.RUNS, "used", set())  # a new build of the same process (`mkdocs serve`)
+    edited = chapters()[1]
+    hook._made[edited] = ("made from an older page", hook._made[edited][1])
+    hook.prepare(build)
+    assert made == [[edited]]
+    assert {run for _, run in hook._made.values()} <= notebooks.RUNS.used  # none evicted at the end of the build
 
 
 # --- the built site --------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from mkdocs_jupyter.plugin import NotebookFile
 
 from qkvsite import cards, figure_cache, notebooks, workers
 from qkvsite import config as site
-from qkvsite.cache import CACHE, JINJA, check_directory, key, versions, vouch_for_directory
+from qkvsite.cache import CACHE, JINJA, check_directory, key, manifest, versions, vouch_for_directory
 from qkvsite.hooks import building
 from qkvsite.hooks.social import every_card
 
@@ -82,7 +82,17 @@ def prepare(config) -> figure_cache.Drawings:
     jobs = [("qkvsite.figures", "draw", group) for group in sorted(by_example.values(), key=len, reverse=True)]
     missing_cards = [card for card in every_card(config) if not cards.CACHE.has(cards.card_key(*card))]
     jobs += [("qkvsite.cards", "draw", missing_cards)] if missing_cards else []
-    chapter_notebooks = notebooks.chapter_notebooks()
+    # under `mkdocs serve`, a rebuild makes again only the notebooks of the chapters an edit changed
+    common = [*sorted((site.ROOT / "snippets").rglob("*.py")), site.MKDOCS_YML, config.site_url]
+    common = key(*common, sorted(drawings.keys.values()), notebooks.run_key([]))
+    pages = lambda chapter: [site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()]  # noqa: E731
+    made_from = {chapter: key(common, *pages(chapter)) for chapter in site.chapters()}
+    todo = [
+        c for c, made in made_from.items() if _made.get(c, (None,))[0] != made or not all(map(Path.is_file, files(c)))
+    ]
+    for chapter in set(site.chapters()) - set(todo):
+        notebooks.RUNS.keep(_made[chapter][1])  # its run is still this build's: not evicted
+    chapter_notebooks = notebooks.chapter_notebooks(todo)
     start = time.perf_counter()
     with workers.pool() if jobs else nullcontext() as pool:
         drawn = [pool.apply_async(workers.call, job) for job in jobs]
@@ -96,7 +106,17 @@ def prepare(config) -> figure_cache.Drawings:
             f"{len(missing_cards)} cards drawn by {time.perf_counter() - start:.1f} s"
         )
     notebooks.write_notebooks(chapter_notebooks, runs, config.site_url, drawings.svg)
+    _made.update({chapter: (made_from[chapter], runs[chapter][0]) for chapter in todo})
     return drawings
+
+
+_made: dict[str, tuple[str, str]] = {}  # chapter -> what this process last made its notebook files from, its run
+
+
+def files(chapter: str) -> list[Path]:
+    """A chapter's notebook files: each language's page and download."""
+    editions = [notebooks.Edition(chapter, lang) for lang in site.languages()]
+    return [notebooks.GENERATED / path for each in editions for path in (each.page, each.download)]
 
 
 def notebook_pages_are_pages(files, config):
@@ -134,11 +154,11 @@ def finish(config) -> None:
     """After the last pass: vouch for the renderings mkdocs-jupyter kept, and drop the entries no pass used."""
     for lang in site.languages():
         vouch_for_directory(rendered_pages(lang), made_by())
-    for directory in (CACHE / "mkdocs-jupyter").glob("*"):
-        if directory.name not in {rendered_pages(lang).name for lang in site.languages()}:
-            for path in directory.glob("*"):
-                path.unlink()
-            directory.rmdir()
+    kept = {rendered_pages(lang) for lang in site.languages()}
+    for directory in [d for d in (CACHE / "mkdocs-jupyter").glob("*") if d.is_dir() and d not in kept]:
+        for path in [*directory.glob("*"), manifest(directory)]:
+            path.unlink(missing_ok=True)
+        directory.rmdir()
     for cache in (figure_cache.CACHE, cards.CACHE, notebooks.RUNS, JINJA):
         cache.evict()
 

@@ -5,8 +5,8 @@
    the index is split: ``search/search_index.json`` for Chinese,
    ``en/search/search_index.json`` for English (Material's search on English
    pages looks there: ``qkvsite.hooks.material_fixes``). Notebook pages, which
-   repeat their chapter's text, are each one entry (their title and
-   description), and the reference lists at the end of the chapters
+   repeat their chapter's text, are not indexed but each has one entry (its title
+   and description), and the reference lists at the end of the chapters
    (``config.REFERENCES_HEADING``) are left out: a bibliography full of paper
    titles would rank first for the very words the chapters explain.
 2. Formulas are indexed as text: the page's MathML carries its TeX
@@ -15,12 +15,18 @@
 """
 
 import json
-import re
 from pathlib import Path
 
 from qkvsite import config as site
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain
+
+
+def leave_out_notebook_page(page) -> None:
+    """A notebook page repeats its chapter's text: Material's search does not index it (its documented
+    ``search: exclude`` page setting); ``one_index_per_language`` gives it one entry of its own."""
+    if page.file.src_uri.endswith(".ipynb"):
+        page.meta["search"] = {"exclude": True}
 
 
 def one_index_per_language(config) -> None:
@@ -30,9 +36,7 @@ def one_index_per_language(config) -> None:
         return
     index = json.loads(index_path.read_text(encoding="utf-8"))
     references = set(site.REFERENCES_HEADING.values())
-    index["docs"] = [
-        d for d in index["docs"] if not re.match(r"(\w\w/)?notebooks/", d["location"]) and d["title"] not in references
-    ]
+    index["docs"] = [d for d in index["docs"] if d["title"] not in references]
     index["docs"] += [notebook_entry(chapter, lang) for lang in site.languages() for chapter in site.chapters()]
     for lang in site.languages()[1:]:
         prefix = site.url_prefix(lang)
