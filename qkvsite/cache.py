@@ -6,7 +6,8 @@
   entry reads as absent, is deleted and made again. It is never published.
 - An entry is written whole (a temporary file, then a rename): a build stopped halfway, or two processes writing
   the same entry at once, leave a complete entry or none.
-- ``evict`` removes the entries a build did not use (older versions of edited pages, figures, code).
+- ``evict`` removes the entries a build did not use (older versions of edited pages, figures, code), but
+  none written since the build started (another build's, running beside it) and no file being written.
 
 A directory that another package writes (mkdocs-jupyter's rendered pages) follows the same rule through a
 manifest of its files' checksums: ``check_directory`` deletes every file the manifest does not vouch for before
@@ -19,8 +20,10 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from pathlib import Path
@@ -43,7 +46,7 @@ def key(*inputs) -> str:
         if isinstance(item, Path):
             try:
                 data = item.read_bytes()
-            except OSError:
+            except FileNotFoundError:
                 data = b"(missing)"
             name = str(item.relative_to(ROOT)) if item.is_relative_to(ROOT) else str(item)
             part = b"file " + name.encode() + b"\0" + data
@@ -75,6 +78,7 @@ def write_atomically(path: Path, data: bytes | str) -> None:
     temporary.replace(path)
 
 
+KNOWN = {"mkdocs-jupyter", "verification"}  # every directory of .cache/ a build or the tests write (and each Cache's)
 HEADER = b"qkv-cache sha256 "  # an entry: this, the checksum of the data, a newline, the data
 
 
@@ -85,6 +89,8 @@ class Cache:
         self.directory = CACHE / name
         self.suffix = suffix
         self.used: set[str] = set()
+        self.since = time.time()  # when the build that uses these entries started: the last eviction
+        KNOWN.add(name)
 
     def path(self, key: str) -> Path:
         return self.directory / f"{key}{self.suffix}"
@@ -122,14 +128,26 @@ class Cache:
 
     def evict(self, keep: Iterable[str] | None = None) -> list[Path]:
         """Delete every entry but those of ``keep`` (by default, those this process used since the last
-        eviction); return what was deleted."""
-        keep = set(self.used if keep is None else keep)
-        wanted = {self.path(each).name for each in keep}
-        stale = [p for p in self.directory.glob("*") if p.is_file() and p.name not in wanted]
-        for path in stale:
-            path.unlink(missing_ok=True)
-        self.used = set()
+        eviction) and those written since then; return what was deleted."""
+        wanted = {self.path(each).name for each in set(self.used if keep is None else keep)}
+        stale = []
+        for path in self.directory.glob(f"*{self.suffix}"):  # not a *.tmp file another process is writing
+            try:
+                if path.name not in wanted and not path.name.endswith(".tmp") and path.stat().st_mtime < self.since:
+                    path.unlink()
+                    stale.append(path)
+            except FileNotFoundError:
+                pass  # evicted by another build meanwhile
+        self.used, self.since = set(), time.time()
         return stale
+
+
+def evict_unknown() -> list[Path]:
+    """Delete what no cache of this build knows in .cache/ (what an older layout of the build left)."""
+    stale = [p for p in CACHE.glob("*") if p.name not in KNOWN]
+    for path in stale:
+        shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+    return stale
 
 
 def manifest(directory: Path) -> Path:
@@ -149,7 +167,7 @@ def check_directory(directory: Path, made_by: str) -> list[Path]:
     files = files if isinstance(files, dict) else {}
     stale = [p for p in sorted(directory.glob("*")) if p.is_file() and files.get(p.name) != _digest(p.read_bytes())]
     for path in stale:
-        path.unlink()
+        path.unlink(missing_ok=True)
     return stale
 
 
@@ -171,7 +189,7 @@ class TemplateCache(BytecodeCache):
         self.cache = cache
 
     def _key(self, bucket) -> str:
-        return key(bucket.key, versions("jinja2"), sys.version)
+        return key(bucket.key, bucket.checksum, versions("jinja2"), sys.version)  # the template, its source
 
     def load_bytecode(self, bucket) -> None:
         data = self.cache.get(self._key(bucket))

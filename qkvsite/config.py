@@ -158,6 +158,23 @@ def example_device() -> str:
     return "cpu" if "+cpu" in torch_version() or ctypes.util.find_library("cuda") is None else "cuda"
 
 
+def cpu_name() -> str:
+    """The processor's model name (Linux), else what the platform says."""
+    import platform
+
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return platform.processor() or platform.machine()
+    match = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
+    return match.group(1).strip() if match else platform.machine()
+
+
+def machine() -> str:
+    """The machine a measured time depends on: its processor and the device the examples compute on."""
+    return f"{cpu_name()} {example_device()}"
+
+
 TORCH_VERSIONS = ROOT / ".ci" / "torch-versions"
 
 

@@ -17,7 +17,7 @@ import torch
 
 # The one private module of another package the site uses: TorchDispatchMode, the hook PyTorch's own docs and
 # tutorials on __torch_dispatch__ import from here (no public path exists); it is what sees the device of every
-# ATen operation. tests/test_page_blocks.py fails with a clear message if it moves or changes.
+# ATen operation. tests/test_build.py fails with a clear message if it moves or changes.
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # ops that move, copy, create or read data without computing on it

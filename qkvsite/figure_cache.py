@@ -10,14 +10,16 @@ nor torch. A drawing is an entry of ``Cache("figures")`` under a key of everythi
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 from qkvsite.cache import Cache, key, versions
-from qkvsite.config import ROOT, example_device
+from qkvsite.config import ROOT, example_device, machine
 
 SNIPPETS = ROOT / "snippets"
 MODULES = ROOT / "qkvsite" / "figures"  # the drawing code: __init__.py and a module per chapter
 SCHEMES = ("light", "dark")
+RECORDS = ROOT / "qkvsite" / "records.py"  # what a figure says of the machine it was measured on
 CACHE = Cache("figures", ".svg")
 
 
@@ -26,8 +28,8 @@ def file_name(name: str, scheme: str) -> str:
     return f"{name}.svg" if scheme == "light" else f"{name}.{scheme}.svg"
 
 
-def _declarations(module: Path) -> dict[str, str]:
-    """name -> example of every ``@figure(name, example)`` of a module."""
+def _declarations(module: Path) -> dict[str, tuple[str, bool]]:
+    """name -> (example, measured) of every ``@figure(name, example[, measured=True])`` of a module."""
     tree = ast.parse(module.read_text(encoding="utf-8"))
     strings = {
         target.id: node.value.value
@@ -42,18 +44,28 @@ def _declarations(module: Path) -> dict[str, str]:
             if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "figure":
                 args = decorator.args
                 name, example = (arg.value if isinstance(arg, ast.Constant) else strings[arg.id] for arg in args)
-                found[name] = example
+                measured = any(k.arg == "measured" and getattr(k.value, "value", False) for k in decorator.keywords)
+                found[name] = (example, measured)
     return found
 
 
 def registered() -> dict[str, tuple[str, Path]]:
     """Every figure: its name -> (example, module file), read from the figure modules' source."""
+    return {name: (example, module) for name, (example, module, _) in _registry().items()}
+
+
+def measured() -> set[str]:
+    """The figures that show what was measured on the machine that drew them (times)."""
+    return {name for name, (_, _, on_this_machine) in _registry().items() if on_this_machine}
+
+
+def _registry() -> dict[str, tuple[str, Path, bool]]:
     figures = {}
     for module in sorted(MODULES.glob("*.py")):
-        for name, example in _declarations(module).items():
+        for name, (example, on_this_machine) in _declarations(module).items():
             if name in figures:
                 raise ValueError(f"figure {name!r} is declared twice ({figures[name][1].name}, {module.name})")
-            figures[name] = (example, module)
+            figures[name] = (example, module, on_this_machine)
     return figures
 
 
@@ -75,25 +87,29 @@ def snippet_sources(example: str) -> list[Path]:
     return sorted(seen)
 
 
-def cache_key(name: str, example: str, module: Path, lang: str, scheme: str = "light") -> str:
+def cache_key(name: str, example: str, module: Path, lang: str, scheme: str = "light", measured: bool = False) -> str:
     """Everything that can change figure ``name`` (drawn by ``module`` from ``example``) in ``lang`` and ``scheme``:
-    the drawing code, the example and what it imports, matplotlib, torch and the device the example computes on."""
-    return key(name, lang, scheme, _sources_key(example, module))
+    the drawing code, the example and what it imports, matplotlib, torch and the device the example computes on;
+    for a figure of ``measured`` times, the machine too."""
+    return key(name, lang, scheme, _sources_key(example, module), machine() if measured else "")
 
 
 def _sources_key(example: str, module: Path) -> str:
-    sources = [MODULES / "__init__.py", module, *snippet_sources(example)]
+    sources = [MODULES / "__init__.py", module, *snippet_sources(example), RECORDS]
     return key(versions("matplotlib", "torch"), example_device(), *sources)
 
 
 class Drawings:
-    """Every figure's drawings, as the cache holds them for one build: the keys are worked out once."""
+    """Every figure's drawings, as the cache holds them for one build: the keys are worked out once. ``draw``
+    (name, language, scheme) draws one the cache lacks (``qkvsite.figures.render``); without it, that is an error."""
 
-    def __init__(self, languages: list[str]):
+    def __init__(self, languages: list[str], draw: Callable[[str, str, str], bytes] | None = None):
+        self.draw = draw
         self.figures = registered()
         sources = {spec: _sources_key(*spec) for spec in set(self.figures.values())}
+        on_this_machine = {name: machine() for name in measured()}
         self.keys = {
-            (name, lang, scheme): key(name, lang, scheme, sources[spec])
+            (name, lang, scheme): key(name, lang, scheme, sources[spec], on_this_machine.get(name, ""))
             for name, spec in self.figures.items()
             for lang in languages
             for scheme in SCHEMES
@@ -105,10 +121,8 @@ class Drawings:
         return sorted(pairs)
 
     def svg(self, name: str, lang: str, scheme: str = "light") -> bytes:
-        """Figure ``name`` in ``lang`` and ``scheme``: from the cache, or drawn now (``qkvsite.figures.render``)."""
+        """Figure ``name`` in ``lang`` and ``scheme``: from the cache, or drawn now."""
         data = CACHE.get(self.keys[name, lang, scheme])
-        if data is not None:
-            return data
-        from qkvsite.figures import render
-
-        return render(name, lang, scheme)
+        if data is None and self.draw is None:
+            raise LookupError(f"figure {name!r} ({lang}, {scheme}) is not in the cache")
+        return data if data is not None else self.draw(name, lang, scheme)

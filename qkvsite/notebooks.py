@@ -268,18 +268,22 @@ async def _execute(code: list[str]) -> list:
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]
 
 
-def execute_all(codes: list[list[str]], at_once: int = AT_ONCE) -> list[list]:
+def execute_all(codes: list[list[str]], at_once: int = AT_ONCE, done: Callable | None = None) -> list[list]:
     """Run each code (a list of cells) top to bottom in a fresh kernel, ``at_once`` at a time, in an empty
-    directory: each one's outputs per cell. A cell that raises fails it; Ctrl-C stops every kernel."""
+    directory: each one's outputs per cell, also handed to ``done(index, outputs)`` as soon as it has them. A cell
+    that raises fails it; Ctrl-C stops every kernel."""
 
     async def run_all():
         limit = asyncio.Semaphore(at_once)
 
-        async def run(code):
+        async def run(index, code):
             async with limit:
-                return await _execute(code)
+                outputs = await _execute(code)
+            if done is not None:
+                done(index, outputs)
+            return outputs
 
-        return await asyncio.gather(*(run(code) for code in codes))
+        return await asyncio.gather(*(run(index, code) for index, code in enumerate(codes)))
 
     return asyncio.run(run_all()) if codes else []
 
@@ -374,9 +378,13 @@ def run_chapters(notebooks: dict) -> dict[str, tuple[str, list]]:
         codes[chapter] = editions[0]
     runs = {chapter: (run_key(code), cached_outputs(run_key(code), len(code))) for chapter, code in codes.items()}
     missing = [chapter for chapter, (_, outputs) in runs.items() if outputs is None]
-    for chapter, outputs in zip(missing, execute_all([codes[c] for c in missing]), strict=True):
+
+    def store(index: int, outputs: list) -> None:  # as soon as a chapter has run: kept if another one fails
+        chapter = missing[index]
         store_outputs(runs[chapter][0], outputs)
         runs[chapter] = (runs[chapter][0], outputs)
+
+    execute_all([codes[chapter] for chapter in missing], done=store)
     return runs
 
 

@@ -1,9 +1,12 @@
 """The site's MkDocs plugin (``plugins: - qkv`` in mkdocs.yml): every event the site handles, in build order.
 
-MkDocs calls each event on every plugin, the highest ``event_priority`` first, then in mkdocs.yml's order (this
-plugin is listed last). mkdocs-static-i18n (priority -100 on most events) builds the default language first, then
-each other language from inside its own ``on_post_build``, and every pass calls every event again:
-``qkvsite.hooks.building(config)`` is the language of the pass. What each step does lives in ``qkvsite.hooks``.
+MkDocs 1.6 builds in this order: on_config, on_pre_build, on_files, then each page's Markdown and HTML
+(on_page_markdown, on_page_content), on_env, the theme's own templates (404, sitemap: on_template_context,
+on_post_template), then each page's template (on_page_context, on_post_page), and on_post_build. On each event it
+calls every plugin, the highest ``event_priority`` first, then in mkdocs.yml's order (this plugin is listed last).
+mkdocs-static-i18n (priority -100 on most events) builds the default language first, then each other language from
+inside its own on_post_build, and every pass calls every event again: ``qkvsite.hooks.building(config)`` is the
+language of the pass. What each step does lives in ``qkvsite.hooks``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from mkdocs.plugins import BasePlugin, event_priority
 
 from qkvsite import config as site
+from qkvsite import records
 from qkvsite.cache import TemplateCache
 from qkvsite.hooks import (
     building,
@@ -30,18 +34,20 @@ from qkvsite.hooks import (
 class Site(BasePlugin):
     def __init__(self):
         self.drawings = None  # the figures' drawings, worked out by the default language's pass
+        self.pages = None  # every page block's fingerprint (qkvsite.records), read once a build
 
     @event_priority(100)  # before mkdocs-static-i18n reconfigures the nav (-100)
     def on_config(self, config):
         chapters.add_notebook_nav(config)
-        verification.set_claim(config)
         notebooks.set_up_rendering(config)
         return config
 
     def on_pre_build(self, config):
         if building(config) == site.default_language():  # the first pass makes what every language needs
             self.drawings = notebooks.prepare(config)
+            self.pages = records.fingerprint()
         notebooks.check_rendered_pages(config)
+        verification.set_claim(config, self.pages)
 
     @event_priority(-150)  # after mkdocs-static-i18n (-100) has sorted the files by language
     def on_files(self, files, config):
@@ -54,19 +60,13 @@ class Site(BasePlugin):
         markdown = chapters.add_chapter_links(markdown, page, config)
         markdown = figures.show_figures(markdown, config)
         markdown = sources.title_blocks(markdown, page, config)
-        return verification.add_records(markdown, page, config)
+        return verification.add_records(markdown, page, config, self.pages)
 
     def on_page_content(self, html, page, config, files):
         html = math.plain_formulas(html)  # what the search index and the page's description read
         search.leave_out_notebook_page(page)
         social.describe_page(html, page, config)
         return sources.link_titles(html, page)
-
-    @event_priority(-50)  # after Material's search plugin (0) has indexed the page's text
-    def on_page_context(self, context, page, config, nav):
-        page.content = math.typeset_page(page.content, page)
-        notebooks.edit_the_chapter_page(page)
-        return context
 
     def on_env(self, env, config, files):
         env.bytecode_cache = TemplateCache()  # Material's templates, compiled once for every pass and build
@@ -77,6 +77,12 @@ class Site(BasePlugin):
 
     def on_post_template(self, output, template_name, config):
         return material_fixes.not_found_page(output, template_name, config)
+
+    @event_priority(-50)  # after Material's search plugin (0) has indexed the page's text
+    def on_page_context(self, context, page, config, nav):
+        page.content = math.typeset_page(page.content, page)
+        notebooks.edit_the_chapter_page(page)
+        return context
 
     def on_post_page(self, output, page, config):
         return material_fixes.fix_page(output, config)

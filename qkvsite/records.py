@@ -29,15 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "verification" / "records"
 
 
-def _cpu_name() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return platform.processor() or platform.machine()
-    match = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
-    return match.group(1).strip() if match else platform.machine()
-
-
 def _commit() -> dict:
     def git(*args):
         result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
@@ -64,7 +55,7 @@ def environment() -> dict:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": cuda,
-        "cpu": _cpu_name(),
+        "cpu": config.cpu_name(),
         "cpu_capability": torch.backends.cpu.get_cpu_capability().lower(),
         "threads": torch.get_num_threads(),
         "os": f"{platform.system()} {platform.machine()}",

@@ -20,9 +20,8 @@ import time
 WORKERS = 2
 
 
-def exit_with_parent(interval: float = 0.2) -> None:
-    """In a worker: exit as soon as the process that started it is gone."""
-    parent = os.getppid()
+def exit_with_parent(parent: int, interval: float = 0.2) -> None:
+    """In a worker: exit as soon as ``parent``, the process that started it, is gone (it may be already)."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -32,9 +31,9 @@ def exit_with_parent(interval: float = 0.2) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-def _start_worker() -> None:
+def _start_worker(build: int) -> None:
     os.environ["OMP_NUM_THREADS"] = "1"  # read when torch is imported, which happens later in this process
-    exit_with_parent()
+    exit_with_parent(build)
 
 
 def call(module: str, function: str, *args):
@@ -43,4 +42,4 @@ def call(module: str, function: str, *args):
 
 
 def pool(workers: int = WORKERS) -> multiprocessing.pool.Pool:
-    return multiprocessing.get_context("spawn").Pool(workers, initializer=_start_worker)
+    return multiprocessing.get_context("spawn").Pool(workers, initializer=_start_worker, initargs=(os.getpid(),))

@@ -43,6 +43,17 @@ SITE_URL = f"https://readers.example{SUBPATH}"
 REPO_URL = "https://github.com/qkv-example/qkv"
 
 
+def dies_with_its_parent() -> None:
+    """In a child process, before it runs (``preexec_fn``): on Linux, the kernel sends it SIGTERM when the process
+    that started it dies, however that dies (a pytest killed by CI's timeout, say). The build's own kernels and
+    workers then exit with it."""
+    if sys.platform == "linux":
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
 class SiteBuild:
     """`mkdocs build --strict` of the site in a subprocess, as the Pages workflow builds it (SITE_URL, REPO_URL).
 
@@ -61,6 +72,7 @@ class SiteBuild:
             stdout=self.stdout,
             stderr=self.stderr,
             text=True,
+            preexec_fn=dies_with_its_parent,
         )
         self.lock = threading.Lock()
         self.failure = None

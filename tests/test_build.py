@@ -14,7 +14,7 @@ import pytest
 
 from qkvsite import cache as cache_module
 from qkvsite import config
-from tests.conftest import REPO_URL, ROOT, SITE_URL
+from tests.conftest import REPO_URL, ROOT, SITE_URL, dies_with_its_parent
 
 # --- every cache of a real build: a damaged entry is rebuilt, and the site is the same --------------------------
 
@@ -29,7 +29,17 @@ def build(request):
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL, **env}
         command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "--site-dir", str(site_dir)]
         out = subprocess.PIPE
-        started.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True))
+        started.append(
+            subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+                preexec_fn=dies_with_its_parent,
+            )
+        )
         return started[-1]
 
     yield start
@@ -57,21 +67,41 @@ def test_a_damaged_entry_of_every_cache_is_rebuilt_by_the_next_build_and_the_sit
         "compiled template": sorted(cache_module.JINJA.directory.iterdir())[0],
         "rendered notebook page": sorted(hook.rendered_pages(lang).glob("*.json"))[0],
     }
-    for what, path in damaged.items():
-        raw = path.read_bytes()
-        path.write_bytes(raw[: len(raw) // 2] if what != "rendered notebook page" else raw.replace(b"<div", b"<p", 1))
+    originals = {what: path.read_bytes() for what, path in damaged.items()}
+    for what, raw in originals.items():
+        damage = raw[: len(raw) // 2] if what != "rendered notebook page" else raw.replace(b"<div", b"<p", 1)
+        damaged[what].write_bytes(damage)
     rebuilt = build(tmp_path / "site")
     output, _ = rebuilt.communicate(timeout=300)
     assert rebuilt.returncode == 0, output
     assert "Error" not in output, output
-    for what, path in damaged.items():
-        if what != "rendered notebook page":
-            assert path.is_file() and path.read_bytes().startswith(cache_module.HEADER), what
+    for what, path in damaged.items():  # made again, as they were (all of them are deterministic)
+        assert path.is_file() and path.read_bytes() == originals[what], what
     for page in ["figures/similarity-matrix.svg", f"cards/{chapter}.png", "index.html", f"{chapter}/index.html"]:
         assert (tmp_path / "site" / page).read_bytes() == (site / page).read_bytes(), page
     for page in [f"notebooks/{chapter}/index.html", f"notebooks/{chapter}/{chapter}.ipynb"]:
         assert (tmp_path / "site" / page).read_bytes() == (site / page).read_bytes(), page
     assert cache_module.check_directory(hook.rendered_pages(lang), hook.made_by()) == []
+
+
+def test_the_build_reads_each_figure_under_the_key_it_is_drawn_under():
+    from qkvsite import figure_cache, figures
+
+    drawings = figure_cache.Drawings(config.languages())
+    for name in figures.load_all():
+        for lang in config.languages():
+            for scheme in figure_cache.SCHEMES:
+                assert drawings.keys[name, lang, scheme] == figures._cache_key(name, lang, scheme), name
+
+
+def test_only_a_figure_of_measured_times_is_drawn_again_on_another_machine(monkeypatch):
+    from qkvsite import figure_cache
+
+    here = figure_cache.Drawings(config.languages()).keys
+    monkeypatch.setattr(figure_cache, "machine", lambda: "another processor cpu")
+    elsewhere = figure_cache.Drawings(config.languages()).keys
+    assert {drawing[0] for drawing, key in here.items() if elsewhere[drawing] != key} == figure_cache.measured()
+    assert figure_cache.measured() == {"decoding-kv-cache-speed", "faq-attention-cost"}
 
 
 # --- nothing left running ---------------------------------------------------------------------------------------
@@ -111,6 +141,38 @@ def test_a_build_stopped_while_its_kernels_and_workers_run_leaves_no_process_aft
     assert marked(mark) == []
 
 
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)")
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_pytest_stopped_while_its_site_builds_leaves_no_process_after_5_s(site, tmp_path, stop):
+    # `site` first: the stopped run builds with a cache of its own, empty, so its build starts kernels and workers
+    mark = f"qkv-stop-test-{uuid.uuid4()}"
+    env = {**os.environ, "QKV_CACHE_DIR": str(tmp_path / "cache"), "QKV_STOP_TEST": mark}
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "tests/test_site.py::test_strict_build_succeeds",
+    ]
+    running = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not any("ipykernel" in line for _, line in marked(mark)):
+            assert running.poll() is None and time.time() < deadline, "no kernel started"
+            time.sleep(0.2)
+        running.send_signal(stop)
+        running.wait(timeout=30)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    deadline = time.time() + 5
+    while marked(mark) and time.time() < deadline:
+        time.sleep(0.2)
+    assert marked(mark) == []
+
+
 # --- settings, layers, private names ----------------------------------------------------------------------------
 
 
@@ -131,18 +193,51 @@ def test_an_edited_nav_gives_the_new_chapter_list_and_notebook_nav_without_a_res
     assert nav.nav == [{config.NOTEBOOKS_SECTION: [f"notebooks/{chapter}.ipynb" for chapter in config.chapters()]}]
 
 
-# the tooling in layers: a lower module never imports a higher one (the MkDocs plugin and its hooks are the top)
-LOWER = ["cache", "config", "dialect", "records", "devices", "highlight", "figure_cache", "cards", "workers"]
-LOWER += ["notebooks", "pytest_plugin", "figures/__init__"]
-HIGHER = ("qkvsite.hooks", "qkvsite.plugin")
+def qkvsite_imports() -> dict[str, set[str]]:
+    """Each module of qkvsite and the modules of qkvsite it imports, at its top or inside a function."""
+    modules = {}
+    for path in sorted((ROOT / "qkvsite").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        graph[name] = {each for each in found if each in modules and each != name}
+    return graph
 
 
-@pytest.mark.parametrize("module", LOWER)
-def test_a_lower_module_imports_no_hook_and_not_the_plugin(module):
-    tree = ast.parse((ROOT / "qkvsite" / f"{module}.py").read_text(encoding="utf-8"))
-    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
-    imported += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module]
-    assert not [name for name in imported if name.startswith(HIGHER)]
+# the tooling in layers: the MkDocs plugin and its hooks on top; nothing below imports them
+TOP = ("qkvsite.hooks", "qkvsite.plugin")
+
+
+def test_no_module_below_the_plugin_and_its_hooks_imports_them():
+    graph = qkvsite_imports()
+    below = {name: imported for name, imported in graph.items() if not name.startswith(TOP)}
+    assert len(below) > 20 and "qkvsite.figures.decoding" in below
+    assert {name: sorted(i for i in imported if i.startswith(TOP)) for name, imported in below.items()} == {
+        name: [] for name in below
+    }
+
+
+def test_the_tooling_has_no_import_cycle():
+    graph, state = qkvsite_imports(), {}
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = "visiting"
+        for imported in sorted(graph[name]):
+            assert state.get(imported) != "visiting", " -> ".join([*path, name, imported])
+            if imported not in state:
+                visit(imported, [*path, name])
+        state[name] = "done"
+
+    for name in graph:
+        if name not in state:
+            visit(name, [])
 
 
 def test_the_one_private_module_the_gpu_rule_imports_still_gives_torch_dispatch_mode():

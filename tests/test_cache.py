@@ -77,13 +77,36 @@ def test_the_key_follows_every_declared_input(tmp_path):
     assert key("figure", source, ["torch==2.13.0"]) != base
 
 
-def test_entries_no_build_used_are_evicted(entries):
-    for name in ("old", "kept"):
+def test_entries_no_build_used_are_evicted_but_not_those_written_since_it_started(entries):
+    import os
+    import time
+
+    for name in ("old", "kept", "another-builds"):
         entries.put(name, name)
-    entries.used = set()  # a new build
+    writing = entries.directory / "being-written.txt.123.456.tmp"  # another process, writing an entry
+    writing.write_bytes(b"half")
+    earlier = time.time() - 60
+    for path in entries.directory.iterdir():
+        os.utime(path, (earlier, earlier))
+    entries.used, entries.since = set(), time.time()  # a new build
     assert entries.get("kept") == b"kept"
+    entries.put("another-builds", "written again by a build beside this one")
     assert [path.name for path in entries.evict()] == ["old.txt"]
-    assert [path.name for path in entries.directory.iterdir()] == ["kept.txt"]
+    assert sorted(path.name for path in entries.directory.iterdir()) == sorted(
+        ["kept.txt", "another-builds.txt", writing.name]
+    )
+
+
+def test_what_an_older_layout_of_the_build_left_in_the_cache_is_deleted(tmp_path, monkeypatch):
+    from qkvsite import cache
+
+    monkeypatch.setattr(cache, "CACHE", tmp_path)
+    for name in ("figures", "verification", "search"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "highlight.json").write_text("{}")
+    Cache("figures")
+    assert sorted(path.name for path in cache.evict_unknown()) == ["highlight.json", "search"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["figures", "verification"]
 
 
 def test_a_truncated_compiled_template_is_compiled_again_not_a_bare_unpickling_error(tmp_path):

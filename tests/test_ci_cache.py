@@ -50,4 +50,7 @@ def test_the_cache_key_names_the_runner_the_python_and_every_file_the_entries_ar
     assert [name.strip(" '") for name in hashed.split(",")] == KEYED_ON
     for pattern in KEYED_ON:  # hashFiles skips a file that is not there: a renamed one would drop out of the key
         assert list(ROOT.glob(pattern)), pattern
-    assert restore_keys == [key[: key.index("${{ hashFiles")]], "a prefix of the key: a partial match is restored"
+    # a key of its own for each run, so that every successful run saves what it made (actions/cache saves nothing
+    # under a key it found); restored: the newest cache of the same files, else of this runner and Python
+    assert key.endswith("-${{ github.run_id }}")
+    assert restore_keys == [key.removesuffix("${{ github.run_id }}"), key[: key.index("${{ hashFiles")]]

@@ -227,6 +227,12 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_the_chapters_an_edit_change
     hook.prepare(build)
     assert made == [[edited]]
     assert {run for _, run in hook._made.values()} <= notebooks.RUNS.used  # none evicted at the end of the build
+    made.clear()
+    download = notebooks.GENERATED / notebooks.Edition(chapters()[0], LANGS[0]).download
+    written = download.read_bytes()
+    download.write_bytes(written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/"))  # another build's links
+    hook.prepare(build)
+    assert made == [[chapters()[0]]] and download.read_bytes() == written
 
 
 # --- the built site --------------------------------------------------------------------------------------------

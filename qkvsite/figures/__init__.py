@@ -148,6 +148,7 @@ class Figure:
     name: str  # file name without extension, e.g. "similarity-matrix"
     example: str  # snippet file it takes its values from, relative to snippets/
     draw: Draw
+    measured: bool = False  # it shows times measured on the machine that draws it
 
     @property
     def module_file(self) -> Path:
@@ -157,15 +158,16 @@ class Figure:
 FIGURES: dict[str, Figure] = {}
 
 
-def figure(name: str, example: str) -> Callable[[Draw], Draw]:
-    """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``."""
+def figure(name: str, example: str, measured: bool = False) -> Callable[[Draw], Draw]:
+    """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``; ``measured``: it shows
+    times measured on the machine that draws it (its cache key holds the machine)."""
 
     def register(draw: Draw) -> Draw:
         if name in FIGURES:
             raise ValueError(f"figure {name!r} is registered twice")
         if not (SNIPPETS / example).is_file():
             raise FileNotFoundError(f"figure {name!r}: no example snippets/{example}")
-        FIGURES[name] = Figure(name, example, draw)
+        FIGURES[name] = Figure(name, example, draw, measured)
         return draw
 
     return register
@@ -245,7 +247,7 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
 
 def _cache_key(name: str, lang: str, scheme: str) -> str:
     spec = FIGURES[name]
-    return cache_key(name, spec.example, spec.module_file, lang, scheme)
+    return cache_key(name, spec.example, spec.module_file, lang, scheme, spec.measured)
 
 
 def render(name: str, lang: str, scheme: str = "light") -> bytes:

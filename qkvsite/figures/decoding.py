@@ -113,7 +113,7 @@ def _machine(ns, lang):
     return t["machine"].format(env["cpu"], t["one_thread"], env["torch"])
 
 
-@figure("decoding-kv-cache-speed", TINY)
+@figure("decoding-kv-cache-speed", TINY, measured=True)
 def kv_cache_speed(ns, lang):
     t = TEXT[lang]
     lengths, per_token, speedup = ns["lengths"], ns["per_token"], ns["speedup"]

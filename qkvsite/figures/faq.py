@@ -175,7 +175,7 @@ def _loglog(ax, xs, ys, fit, color, label):
     )
 
 
-@figure("faq-attention-cost", "faq/q18_quadratic_cost.py")
+@figure("faq-attention-cost", "faq/q18_quadratic_cost.py", measured=True)
 def attention_cost(ns, lang):
     t = TEXT[lang]
     slope = ns["fitted_slope"]

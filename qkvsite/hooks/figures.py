@@ -22,10 +22,16 @@ from qkvsite.hooks import building
 OPEN = {"zh": "点击查看原图", "en": "Open the figure full size"}
 
 
-def add_figure_files(files, config, drawings: Drawings | None) -> None:
+def draw_now(name: str, lang: str, scheme: str) -> bytes:
+    """A figure the cache lacks, drawn in the build's process (matplotlib is imported only then)."""
+    from qkvsite.figures import render
+
+    return render(name, lang, scheme)
+
+
+def add_figure_files(files, config, drawings: Drawings) -> None:
     """Every figure in both schemes, labelled in the pass's language, as files of the site."""
     lang = building(config)
-    drawings = drawings or Drawings([lang])
     for name in drawings.figures:
         for scheme in SCHEMES:
             content = drawings.svg(name, lang, scheme)

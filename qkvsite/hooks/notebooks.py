@@ -32,8 +32,9 @@ from mkdocs_jupyter.plugin import NotebookFile
 
 from qkvsite import cards, figure_cache, notebooks, workers
 from qkvsite import config as site
-from qkvsite.cache import CACHE, JINJA, check_directory, key, manifest, versions, vouch_for_directory
+from qkvsite.cache import CACHE, JINJA, check_directory, evict_unknown, key, manifest, versions, vouch_for_directory
 from qkvsite.hooks import building
+from qkvsite.hooks.figures import draw_now
 from qkvsite.hooks.social import every_card
 
 log = logging.getLogger("mkdocs.plugins.qkv")
@@ -74,7 +75,7 @@ def check_rendered_pages(config) -> None:
 def prepare(config) -> figure_cache.Drawings:
     """Execute the notebooks, draw the figures and cards the cache lacks, and write every notebook; return the
     figures' drawings for the passes."""
-    drawings = figure_cache.Drawings(site.languages())
+    drawings = figure_cache.Drawings(site.languages(), draw=draw_now)
     by_example: dict[str, list] = {}
     missing_figures = drawings.missing()
     for name, lang in missing_figures:
@@ -88,7 +89,7 @@ def prepare(config) -> figure_cache.Drawings:
     pages = lambda chapter: [site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()]  # noqa: E731
     made_from = {chapter: key(common, *pages(chapter)) for chapter in site.chapters()}
     todo = [
-        c for c, made in made_from.items() if _made.get(c, (None,))[0] != made or not all(map(Path.is_file, files(c)))
+        chapter for chapter, made in made_from.items() if _made.get(chapter, (None,))[0] != (made, on_disk(chapter))
     ]
     for chapter in set(site.chapters()) - set(todo):
         notebooks.RUNS.keep(_made[chapter][1])  # its run is still this build's: not evicted
@@ -106,17 +107,18 @@ def prepare(config) -> figure_cache.Drawings:
             f"{len(missing_cards)} cards drawn by {time.perf_counter() - start:.1f} s"
         )
     notebooks.write_notebooks(chapter_notebooks, runs, config.site_url, drawings.svg)
-    _made.update({chapter: (made_from[chapter], runs[chapter][0]) for chapter in todo})
+    _made.update({chapter: ((made_from[chapter], on_disk(chapter)), runs[chapter][0]) for chapter in todo})
     return drawings
 
 
-_made: dict[str, tuple[str, str]] = {}  # chapter -> what this process last made its notebook files from, its run
+# chapter -> (what this process last made its notebook files from, and what it wrote), its run
+_made: dict[str, tuple[tuple[str, str], str]] = {}
 
 
-def files(chapter: str) -> list[Path]:
-    """A chapter's notebook files: each language's page and download."""
+def on_disk(chapter: str) -> str:
+    """A chapter's notebook files as they are now (another build may have written them, with other links)."""
     editions = [notebooks.Edition(chapter, lang) for lang in site.languages()]
-    return [notebooks.GENERATED / path for each in editions for path in (each.page, each.download)]
+    return key(*(notebooks.GENERATED / path for each in editions for path in (each.page, each.download)))
 
 
 def notebook_pages_are_pages(files, config):
@@ -161,6 +163,7 @@ def finish(config) -> None:
         directory.rmdir()
     for cache in (figure_cache.CACHE, cards.CACHE, notebooks.RUNS, JINJA):
         cache.evict()
+    evict_unknown()
 
 
 def watch(server, config):

@@ -114,17 +114,17 @@ def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
     return "\n".join(rows)
 
 
-def set_claim(config) -> None:
-    """The footer's claim, in the pass's language (``overrides/partials/copyright.html``)."""
-    config.extra["qkv_pages"] = records.fingerprint()  # parses every page: once per pass, for both uses
-    config.extra["qkv_verified"] = claim(building(config), records.load_all(), config.extra["qkv_pages"])
+def set_claim(config, pages: dict) -> None:
+    """The footer's claim about ``pages`` (``records.fingerprint``), in the pass's language
+    (``overrides/partials/copyright.html``)."""
+    config.extra["qkv_verified"] = claim(building(config), records.load_all(), pages)
 
 
-def add_records(markdown: str, page, config) -> str:
-    """The Verification page's table of records, in place of its placeholder line."""
+def add_records(markdown: str, page, config, pages: dict) -> str:
+    """The Verification page's table of records, each marked with whether it ran ``pages``, in place of its
+    placeholder line."""
     if site.page_name(page.file.src_uri) != "verification":
         return markdown
     if PLACEHOLDER not in markdown:
         raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the records go")
-    recs, current = records.load_all(), config.extra["qkv_pages"]
-    return markdown.replace(PLACEHOLDER, table(building(config), recs, current, config.repo_url))
+    return markdown.replace(PLACEHOLDER, table(building(config), records.load_all(), pages, config.repo_url))
