@@ -105,9 +105,10 @@ class Drawings:
 
     def __init__(self, languages: list[str], draw: Callable[[str, str, str], bytes] | None = None):
         self.draw = draw
-        self.figures = registered()
+        declared = _registry()
+        self.figures = {name: (example, module) for name, (example, module, _) in declared.items()}
         sources = {spec: _sources_key(*spec) for spec in set(self.figures.values())}
-        on_this_machine = {name: machine() for name in measured()}
+        on_this_machine = {name: machine() for name, (_, _, measured) in declared.items() if measured}
         self.keys = {
             (name, lang, scheme): key(name, lang, scheme, sources[spec], on_this_machine.get(name, ""))
             for name, spec in self.figures.items()
