@@ -243,6 +243,28 @@ def test_rolling_the_input_changes_every_right_answer_but_no_logit(chapter):
     assert bool((reverse(x) != reverse(rolled).roll(-1, dims=-1)).all())
 
 
+def test_an_odd_length_makes_each_of_the_9_tokens_the_answer_with_probability_one_in_nine(monkeypatch):
+    # exercise 2: a token that cannot see positions. Its position p is one of 9, equally likely; another token u
+    # holds one of the 8 other positions q, equally likely: 72 cases (p, q), u is the answer when q = 8 - p
+    n = 9
+    p, q = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
+    cases = p != q
+    p_itself = (torch.arange(n) == n - 1 - torch.arange(n)).double().mean()
+    p_each_other = ((q == n - 1 - p) & cases).sum().double() / cases.sum()  # 8/9 * 1/8, not 1/72
+    assert_close(p_itself, torch.tensor(1 / 9, dtype=torch.float64))
+    assert_close(p_each_other, torch.tensor(1 / 9, dtype=torch.float64))
+    assert_close(p_itself + (n - 1) * p_each_other, torch.tensor(1.0, dtype=torch.float64))
+    # the same in the chapter's data: how often token 1 is token 0's answer when both are in a sequence
+    monkeypatch.setattr(reversal, "L", n)
+    x = make_batch(20000, torch.Generator().manual_seed(0), device="cpu")
+    y = reverse(x)
+    both = (x == 0).any(dim=-1) & (x == 1).any(dim=-1)
+    x, y = x[both], y[both]
+    answer_of_0 = y[x == 0]  # one per sequence: the token at the mirrored position
+    share = (answer_of_0 == 1).double().mean()
+    assert_close(share, torch.tensor(1 / 9, dtype=torch.float64), atol=0.02, rtol=0)
+
+
 def test_an_odd_length_caps_accuracy_without_positions_at_one_in_nine(monkeypatch):
     # exercise 2: with L = 9 the middle token is its own answer, and all 9 tokens are equally likely
     monkeypatch.setattr(reversal, "L", 9)
