@@ -16,7 +16,7 @@ def alibi_slopes(num_heads):
         raise ValueError(f"num_heads must be an int >= 1, got {num_heads!r}")
     n = 2 ** math.floor(math.log2(num_heads))  # largest power of 2 <= heads
     slopes = [2 ** (-8 * (h + 1) / n) for h in range(n)]
-    # other head counts: the paper's rule, every other slope of 2n heads
+    # other head counts, as in the authors' code: every other slope of 2n heads
     slopes += [2 ** (-4 * (2 * h + 1) / n) for h in range(num_heads - n)]
     return torch.tensor(slopes)
 
