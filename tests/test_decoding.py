@@ -237,6 +237,32 @@ def test_left_padded_batch_matches_each_prompt_alone(device, dtype):
             assert_close(logits[b : b + 1, P - len(p) :], alone, atol=1e-5, rtol=1e-5)
 
 
+def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_needs_its_padding_mask(device, dtype):
+    # sections 7.1 and 7.5: with L = 1 the causal part of the mask hides nothing; the padding part still does
+    torch.manual_seed(0)
+    model = TinyDecoder(16).to(device, dtype).eval()
+    prompts = [[3, 4, 5, 6, 7], [8, 9], [10, 11, 12]]
+    P, new = 5, [13, 14, 15]
+    batch = torch.tensor([[0] * (P - len(p)) + p for p in prompts], device=device)
+    pad = batch == 0
+    positions = ((~pad).cumsum(-1) - 1).clamp(min=0)
+    next_token = torch.tensor(new, device=device)[:, None]
+    with torch.no_grad():
+        cache = KVCache()
+        model(batch, positions=positions, pad=pad, cache=cache)
+        step_pad = torch.cat([pad, torch.zeros_like(next_token, dtype=torch.bool)], dim=1)
+        masked = model(next_token, positions[:, -1:] + 1, step_pad, cache.copy())
+        unmasked = model(next_token, positions[:, -1:] + 1, None, cache.copy())  # (1, S) mask: all True
+        assert bool(decoder_mask(1, P + 1, device=device).all())
+        for b, (p, t) in enumerate(zip(prompts, new, strict=True)):
+            alone = model(torch.tensor([[*p, t]], device=device))[:, -1:]
+            assert_close(masked[b : b + 1], alone, atol=1e-5, rtol=1e-5)
+            if len(p) < P:  # this row has padding: without the padding mask the new token attends to it
+                assert not torch.allclose(unmasked[b : b + 1], alone, atol=1e-3)
+            else:
+                assert_close(unmasked[b : b + 1], alone, atol=1e-5, rtol=1e-5)
+
+
 def test_forgetting_position_ids_or_the_padding_mask_changes_the_result(chapter):
     alone = chapter["alone"]
     checks = {name: torch.allclose(logits[1:, -2:], alone, atol=1e-5) for name, logits in chapter["checks"].items()}
