@@ -1,6 +1,7 @@
 """Chapter 3 (docs/scaled-dot-product.{zh,en}.md): snippets/scaled_dot_product/*, checked against PyTorch."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -8,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.testing import assert_close
 
+from qkvsite.config import DOCS
 from snippets.scaled_dot_product.attention import check_attention_inputs, scaled_dot_product_attention
 from tests.conftest import run_snippet
 
@@ -262,6 +264,24 @@ def test_float8_e4m3fn_has_no_infinity_so_minus_inf_cannot_be_stored_in_it(maski
     fills = torch.tensor([float("-inf"), -1e9, torch.finfo(torch.float32).min], device=device)
     assert not fills.to(fp8).float().isinf().any()
     assert masking["stored"].isinf().tolist() == [False, False]  # the page's example
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_page_names_every_float8_type_and_only_float8_e5m2_has_infinities(lang):
+    # The page used to call float8_e5m2 "the other 8-bit type": torch 2.13 has more float8 types than two
+    float8 = {name: getattr(torch, name) for name in dir(torch) if name.startswith("float8_")}
+    float8 = {name: dt for name, dt in float8.items() if isinstance(dt, torch.dtype)}
+    page = (DOCS / f"scaled-dot-product.{lang}.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"float8_[a-z0-9]+", page)) == set(float8)
+    with_inf = set()
+    for name, dt in float8.items():
+        assert torch.finfo(dt).bits == 8
+        every_value = torch.arange(256, dtype=torch.uint8).view(dt).float()  # all 256 bit patterns, decoded
+        if every_value.isinf().any():
+            with_inf.add(name)
+        finite = every_value[every_value.isfinite()]
+        assert finite.max() == torch.finfo(dt).max  # finfo describes the values the bit patterns decode to
+    assert with_inf == {"float8_e5m2"}
 
 
 def test_cpu_casts_minus_inf_and_minus_1e9_to_float8_e4m3fn_as_its_finfo_min():
