@@ -175,6 +175,9 @@ def test_view_merges_a_dimension_of_size_one_whatever_its_stride():
     assert not mergeable(x, 0) and not mergeable(x, 1)
     assert torch.equal(x.view(3, 4), torch.arange(12).view(3, 4))
     assert torch.equal(x.view(12), torch.arange(12))
+    # the summary's exception holds for the outer dimension too: (1, 3, 4) with a stride of 100 for the size-1 one
+    y = torch.arange(12).as_strided((1, 3, 4), (100, 4, 1))
+    assert not mergeable(y, 0) and torch.equal(y.view(3, 4), torch.arange(12).view(3, 4))
 
 
 def test_exercise_rule_agrees_with_view_and_split_heads_cannot_be_folded_by_view(device):
@@ -183,9 +186,11 @@ def test_exercise_rule_agrees_with_view_and_split_heads_cannot_be_folded_by_view
     assert all(p[i + 1] == p[i] + 1 for p, i in ns["works"])
     # chapter 4's split: B and H of Q_h do not line up, so view fails and reshape copies
     B, L, H, d_k = 2, 5, 3, 4
-    Q = torch.randn(B, L, H * d_k).to(device)
-    Q_h = MultiHeadAttention(H * d_k, H).split_heads(Q)
-    assert Q_h.stride() == ns["Q_h"].stride() == (60, 4, 12, 1)
+    trace = {}
+    MultiHeadAttention(H * d_k, H).to(device)(torch.randn(B, L, H * d_k).to(device), trace=trace)
+    Q_h = trace["Q_h"]  # what chapter 4's module really computes: Q is a chunk of in_proj(x)
+    assert Q_h.stride() == ns["Q_h"].stride() == (L * 3 * H * d_k, d_k, 3 * H * d_k, 1)
+    assert not mergeable(Q_h, 0) and not ns["can_merge"](Q_h, 0)
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         Q_h.view(B * H, L, d_k)
     folded = Q_h.reshape(B * H, L, d_k)

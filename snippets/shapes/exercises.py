@@ -34,9 +34,11 @@ print("rule agrees with view:", sum(agree), "of", len(cases))
 print("merges that work:", len(works))
 print("all keep their order:", all(p[i + 1] == p[i] + 1 for p, i in works))
 
-# chapter 4's split heads: (B, L, E) -> (B, L, H, d_k) -> (B, H, L, d_k)
+# chapter 4's split heads: Q is the first third of in_proj(x), (B, L, 3E),
+# then (B, L, E) -> (B, L, H, d_k) -> (B, H, L, d_k)
 B, L, H, d_k = 2, 5, 3, 4
-Q = torch.randn(B, L, H * d_k).to(device)
+projected = torch.randn(B, L, 3 * H * d_k).to(device)  # stands for in_proj(x)
+Q, K, V = projected.chunk(3, dim=-1)
 Q_h = Q.view(B, L, H, d_k).transpose(1, 2)
 print("Q_h", tuple(Q_h.shape), Q_h.stride(), "fold B, H:", can_merge(Q_h, 0))
 # --8<-- [end:can_merge]
