@@ -11,8 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.autograd.functional import jacobian
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.testing import assert_close
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from tests.conftest import run_snippet
 
@@ -338,6 +339,21 @@ def test_q10_sdpa_true_means_attend_and_mha_true_means_blocked(device, dtype):
     assert bool(wrong[0, -1].isnan().all())  # the last query may see nothing
 
 
+def test_q10_the_source_articles_0_1_mask_means_what_sdpas_true_means(device, dtype):
+    # The page used to call the article's mask (1 = keep, masked_fill(mask == 0, -1e9)) "a third convention"
+    torch.manual_seed(0)
+    L, d = 5, 8
+    q, k, v = (torch.randn(1, L, d, dtype=dtype).to(device) for _ in range(3))
+    mask = torch.ones(L, L, dtype=torch.long, device=device).tril()  # the article's: 1 = keep
+    scores = (q @ k.mT / d**0.5).masked_fill(mask == 0, -1e9)
+    article = torch.softmax(scores, dim=-1) @ v
+    assert_close(article, F.scaled_dot_product_attention(q, k, v, attn_mask=mask.bool()))
+    mha = nn.MultiheadAttention(d, 1, batch_first=True, bias=False).to(device, dtype)
+    _, weights = mha(q, q, q, attn_mask=mask.bool())  # nn.MultiheadAttention reads the same tensor the other way
+    seen, keep = weights[0, :-1], mask[:-1] == 1
+    assert bool((seen[keep] == 0).all()) and bool((seen[~keep] > 0).all()) and bool(weights[0, -1].isnan().all())
+
+
 def test_q10_script_shows_the_two_conventions():
     out = printed("q10_masking")
     assert "sdpa, mask=keep : 1 0 0 0 | 1 1 0 0 | 1 1 1 0 | 1 1 1 1   NaN rows: []" in out
@@ -467,16 +483,33 @@ def test_q18_flop_count_is_8_l_d2_plus_4_l2_d():
         assert counted == 8 * L * d * d + 4 * L * L * d
 
 
-def test_q18_flop_counter_counts_matrix_products_only():
+def test_q18_flop_counter_counts_the_operators_with_a_formula_not_only_matrix_products():
     torch.manual_seed(0)
     L, d = 64, 16
     scores = torch.randn(L, L)
     with FlopCounterMode(display=False) as counter:
         torch.softmax(scores.masked_fill(scores > 1, float("-inf")) / d**0.5, dim=-1)
-    assert counter.get_total_flops() == 0  # softmax, scaling and masking are not counted
+    assert counter.get_total_flops() == 0  # softmax, scaling and masking have no formula
     with FlopCounterMode(display=False) as counter:
         torch.randn(L, d) @ torch.randn(d, L)
     assert counter.get_total_flops() == 2 * L * d * L
+    # the page used to say it counts matrix multiplications only: convolutions count too
+    x, w = torch.randn(1, 3, 10, 10), torch.randn(8, 3, 3, 3)
+    with FlopCounterMode(display=False) as counter:
+        F.conv2d(x, w)
+    assert counter.get_total_flops() == 2 * (8 * 8 * 8) * (3 * 3 * 3)  # 2 per multiply-add, per output value
+    # and so do the fused attention kernels sdpa uses on a GPU
+    registered = {str(op) for op in flop_registry}
+    fused = ["flash_attention", "efficient_attention", "cudnn_attention"]
+    assert all(f"aten._scaled_dot_product_{name}" in registered for name in fused)
+    # sdpa's fused CPU kernel has none: it counts 0, where the math backend counts its two matrix products
+    q = torch.randn(1, 2, L, d)
+    with FlopCounterMode(display=False) as counter:
+        F.scaled_dot_product_attention(q, q, q)
+    assert counter.get_total_flops() == 0
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+        F.scaled_dot_product_attention(q, q, q)
+    assert counter.get_total_flops() == 2 * 2 * (2 * L * d * L)
 
 
 @pytest.mark.parametrize("h", [1, 4, 8])

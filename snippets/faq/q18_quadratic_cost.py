@@ -53,7 +53,7 @@ for name, width in [("d_model", d_model), ("d_k", d_k)]:
     label = f"8·L·d² + 4·L²·d, d = {name}:"
     print(f"{label:<32}{formula:>12,}")
 
-# FlopCounterMode counts matrix products only: softmax and scaling count 0
+# FlopCounterMode has no formula for softmax or scaling: they count 0
 scores = torch.randn(L, L).to(device)
 with FlopCounterMode(display=False) as counter:
     torch.softmax(scores / d_k**0.5, dim=-1)
