@@ -15,8 +15,8 @@ from qkvsite.cache import Cache, key, versions
 WIDTH, HEIGHT = 1200, 630
 LOCALES = {"zh": "zh_CN", "en": "en_US"}
 TAGLINE = {
-    "zh": "每段代码都可运行 · 每个数字都是算出来的",
-    "en": "Every block runs · every number was computed",
+    "zh": "每段代码都可运行 · 每个数字都来自代码",
+    "en": "Every block runs · every number comes from the code",
 }
 CACHE = Cache("cards", ".png")
 FONTS = Path(__file__).parent / "figures" / "__init__.py"  # setup_fonts: the fonts the cards are drawn in
