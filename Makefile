@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve build test record
+.PHONY: serve build test record committed
 
 serve: $(VENV)/.installed
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
@@ -21,9 +21,13 @@ test: $(VENV)/.installed node_modules/.installed
 	@echo "Page blocks again on another CPU code path (no AVX) and every core: outputs must not depend on the machine"
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest docs -q -p no:cacheprovider
 
-# make test, with the verification records written where they are committed (verification/records/)
+# make test, with the verification records written where they are committed (verification/records/); a record
+# names the commit it ran, so the tree must hold no uncommitted change to a tracked file
 record: export QKV_RECORD_DIR := verification/records
-record: test
+record: committed test
+
+committed:
+	@git diff --quiet HEAD -- || { echo "make record: commit or stash your changes first: a record names the commit it ran" >&2; exit 1; }
 
 $(VENV)/.installed: requirements.txt pyproject.toml .ci/system-packages
 	bash .ci/system-packages fonts-noto-cjk

@@ -63,23 +63,28 @@ def environment() -> dict:
 
 
 def fingerprint(pages: list[Path] | None = None) -> dict:
-    """Every page block as readers see it: a digest of code, shown output and torch requirement, and the count."""
+    """Every page block as it runs, and the count: a digest of everything that decides how a block runs and what
+    it is checked against: its code, whether it continues the block above (so the blocks it runs after), its shown
+    output and how that is compared (its marker), and the torch it requires."""
     digest, count = hashlib.sha256(), 0
     for path in sorted(config.source_pages() if pages is None else pages):
         for block in Page(path).blocks:
             count += 1
-            for part in (path.name, block.code, block.expected_output or "", block.requires or ""):
+            output = (block.output.marker, block.output.body) if block.output else ("", "")
+            for part in (path.name, block.code, "cont" if block.continues else "", *output, block.requires or ""):
                 digest.update(part.encode("utf-8") + b"\0")
     return {"digest": digest.hexdigest()[:16], "blocks": count}
 
 
 def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) -> dict:
+    """What a run did. Its device is the one the blocks ran on: the examples pick CUDA when it is available, so a
+    run that had CUDA ran them there, required or not (``require_cuda``: whether the GPU rule checked it)."""
     env = environment()
     return {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "runner": _runner(),
         **_commit(),
-        "device": "cuda" if require_cuda else "cpu",
+        "device": "cuda" if require_cuda or env["cuda"] else "cpu",
         "require_cuda": require_cuda,
         **env,
         "pages": fingerprint(),

@@ -1,9 +1,12 @@
 """The footer and the Verification page claim only what a record proves about the pages as they are now."""
 
 import copy
+import shutil
+import subprocess
 
 from qkvsite import records
 from qkvsite.hooks.verification import claim, table
+from tests.conftest import ROOT
 
 CURRENT = {"digest": "0123456789abcdef", "blocks": 10}
 
@@ -77,7 +80,7 @@ def test_the_page_marks_which_records_ran_the_current_code():
     assert "| yes |" in rows[0] and "| no (an earlier version) |" in rows[1]
 
 
-def test_the_fingerprint_follows_code_and_outputs_not_prose(tmp_path):
+def test_the_fingerprint_follows_how_blocks_run_and_what_they_are_checked_against_not_prose(tmp_path):
     page = tmp_path / "page.en.md"
 
     def fingerprint(text):
@@ -90,3 +93,41 @@ def test_the_fingerprint_follows_code_and_outputs_not_prose(tmp_path):
     assert fingerprint(base.replace("Prose.", "Other prose.")) == first
     assert fingerprint(base.replace("print(1)", "print(2)"))["digest"] != first["digest"]
     assert fingerprint(base.replace("```text\n1", "```text\n2"))["digest"] != first["digest"]
+    ignoring_whitespace = base.replace("expected-output-->", "expected-output-ignore-whitespace-->")
+    assert fingerprint(ignoring_whitespace)["digest"] != first["digest"]  # compared another way
+    assert fingerprint(base.replace("print(1)", "# requires torch >= 2.5\nprint(1)"))["digest"] != first["digest"]
+
+
+def test_removing_a_cont_marker_makes_every_record_of_the_pages_stale(tmp_path):
+    # the same code and outputs: the second block now runs alone (and fails with a NameError), not after the first
+    page = tmp_path / "page.en.md"
+    chain = "```python\nx = 1\n```\n\n<!--pytest-codeblocks:cont-->\n```python\nprint(x)\n```\n"
+    page.write_text(chain, encoding="utf-8")
+    ran = record(passed=2, pages=records.fingerprint([page]))
+    assert records.proves(ran, records.fingerprint([page]))
+    page.write_text(chain.replace("<!--pytest-codeblocks:cont-->\n", ""), encoding="utf-8")
+    assert not records.proves(ran, records.fingerprint([page]))
+
+
+def test_a_run_that_had_cuda_is_recorded_on_cuda_whether_or_not_it_was_required(monkeypatch):
+    environment = {"cuda": {"device": "NVIDIA H200", "capability": "9.0", "version": "13.0"}, "torch": "2.13.0"}
+    monkeypatch.setattr(records, "environment", lambda: environment)
+    monkeypatch.setattr(records, "fingerprint", lambda: CURRENT)
+    counts = {"passed": 1, "failed": 0, "skipped": 0}
+    ran = records.record(require_cuda=False, page_blocks=counts, tests=counts, command="pytest")
+    assert (ran["device"], ran["require_cuda"]) == ("cuda", False)
+    monkeypatch.setattr(records, "environment", lambda: {**environment, "cuda": None})
+    assert records.record(require_cuda=False, page_blocks=counts, tests=counts, command="pytest")["device"] == "cpu"
+
+
+def test_make_record_refuses_a_tree_with_uncommitted_changes(tmp_path):
+    # the Makefile's rule, in a repository of its own: committed, then edited
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "page.md").write_text("a page\n", encoding="utf-8")
+    git = ["git", "-c", "user.name=qkv", "-c", "user.email=qkv@example.invalid"]
+    for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "a page"]):
+        subprocess.run([*git, *command], cwd=tmp_path, check=True)
+    assert subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode == 0
+    (tmp_path / "page.md").write_text("an edit not yet committed\n", encoding="utf-8")
+    refused = subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True, text=True)
+    assert refused.returncode != 0 and "commit or stash your changes first" in refused.stderr
