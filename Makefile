@@ -22,12 +22,12 @@ test: $(VENV)/.installed node_modules/.installed
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest docs -q -p no:cacheprovider
 
 # make test, with the verification records written where they are committed (verification/records/); a record
-# names the commit it ran, so the tree must hold no uncommitted change to a tracked file
+# names the commit it ran, so the tree must hold no uncommitted change to a tracked file (but records)
 record: export QKV_RECORD_DIR := verification/records
 record: committed test
 
 committed:
-	@git diff --quiet HEAD -- || { echo "make record: commit or stash your changes first: a record names the commit it ran" >&2; exit 1; }
+	@git diff --quiet HEAD -- . ':!verification/records' || { echo "make record: commit or stash your changes first: a record names the commit it ran" >&2; exit 1; }
 
 $(VENV)/.installed: requirements.txt pyproject.toml .ci/system-packages
 	bash .ci/system-packages fonts-noto-cjk

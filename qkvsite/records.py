@@ -34,7 +34,9 @@ def _commit() -> dict:
         result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
         return result.stdout.strip() if result.returncode == 0 else None
 
-    return {"commit": git("rev-parse", "HEAD"), "clean": git("status", "--porcelain", "--untracked-files=no") == ""}
+    # clean: no uncommitted change to a tracked file but the records themselves (a run writes them)
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!verification/records")
+    return {"commit": git("rev-parse", "HEAD"), "clean": changed == ""}
 
 
 def _runner() -> str:

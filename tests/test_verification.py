@@ -128,6 +128,24 @@ def test_make_record_refuses_a_tree_with_uncommitted_changes(tmp_path):
     for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "a page"]):
         subprocess.run([*git, *command], cwd=tmp_path, check=True)
     assert subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode == 0
+    (tmp_path / "verification" / "records").mkdir(parents=True)
+    (tmp_path / "verification" / "records" / "a-run.json").write_text("{}\n", encoding="utf-8")
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)  # a record written by a run: not a change of code
+    assert subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode == 0
     (tmp_path / "page.md").write_text("an edit not yet committed\n", encoding="utf-8")
     refused = subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True, text=True)
     assert refused.returncode != 0 and "commit or stash your changes first" in refused.stderr
+
+
+def test_a_record_calls_its_run_clean_though_the_records_it_writes_are_uncommitted(tmp_path, monkeypatch):
+    git = ["git", "-c", "user.name=qkv", "-c", "user.email=qkv@example.invalid"]
+    (tmp_path / "verification" / "records").mkdir(parents=True)
+    (tmp_path / "verification" / "records" / "a-run.json").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "page.md").write_text("a page\n", encoding="utf-8")
+    for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "a page"]):
+        subprocess.run([*git, *command], cwd=tmp_path, check=True)
+    monkeypatch.setattr(records, "ROOT", tmp_path)
+    (tmp_path / "verification" / "records" / "a-run.json").write_text('{"rewritten": true}\n', encoding="utf-8")
+    assert records._commit()["clean"] is True
+    (tmp_path / "page.md").write_text("an edit\n", encoding="utf-8")
+    assert records._commit()["clean"] is False
