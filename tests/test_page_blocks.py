@@ -145,6 +145,10 @@ RULE_PASSES = {
     ],
     "views only": [SETUP, "x = torch.randn(2, 3, 4).to(device)", "y = x.transpose(1, 2).reshape(2, 12)[:, :4]"],
     "print only": [SETUP, "t = torch.tensor([0.5, 1.25])", "print(t)\nprint(f'{t[0].item():.2f}', t.tolist())"],
+    "data made and joined on cpu, then moved": [
+        SETUP,
+        "steps = torch.linspace(0, 1, 4)\nrows = torch.stack([steps, steps])\nx = torch.cat([rows, rows]).to(device)",
+    ],
 }
 
 RULE_FAILS = {

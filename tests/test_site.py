@@ -236,6 +236,18 @@ def test_pages_deploys_only_a_push_to_main_whose_cpu_tests_passed():
     assert "pull_request" in triggers(ci)  # the tests themselves run on pull requests
 
 
+def test_a_scheduled_or_manual_run_cannot_cancel_a_push_run_and_colab_waits_for_the_deploy():
+    ci = workflow("ci.yml")
+    assert {"schedule", "workflow_dispatch", "push"} <= set(triggers(ci))
+    # one concurrency group per event and ref: a push run to main shares it with no scheduled or manual run
+    assert (
+        "${{ github.event_name }}" in ci["concurrency"]["group"] and "${{ github.ref }}" in ci["concurrency"]["group"]
+    )
+    assert ci["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+    colab = ci["jobs"]["colab"]
+    assert "deploy" in colab["needs"] and colab["permissions"] == {"contents": "write"}
+
+
 def test_the_published_site_cites_the_records_of_the_commit_it_was_built_from():
     ci = workflow("ci.yml")
     uploads = {
@@ -265,7 +277,7 @@ def test_every_job_has_a_timeout_and_minimal_permissions():
             if name == "deploy":
                 assert job["permissions"] == {"pages": "write", "id-token": "write"}
             elif name == "colab":  # pushes the generated notebooks to their own branch
-                assert job["permissions"] == {"contents": "write"} and job["needs"] == "pages"
+                assert job["permissions"] == {"contents": "write"} and job["needs"] == ["pages", "deploy"]
             else:
                 assert not writes, f"{path.name}: {name} writes {writes}"
 
