@@ -15,6 +15,7 @@ def decoder_mask(L, S, pad=None, device=None):
     True at padding, padded keys are hidden too, but every query still sees
     itself, so that no row is empty. Shape (L, S), or (B, 1, L, S) with pad.
     """
+    check_mask_sizes(L, S, pad)
     device = pad.device if pad is not None else device
     i = torch.arange(S - L, S, device=device)[:, None]  # query positions
     j = torch.arange(S, device=device)  # key positions
@@ -23,6 +24,21 @@ def decoder_mask(L, S, pad=None, device=None):
         return allowed
     allowed = (allowed & ~pad[:, None, :]) | (j == i)  # (B, L, S)
     return allowed[:, None]  # one mask for every head
+
+
+def check_mask_sizes(L, S, pad=None):
+    """Raise unless 1 <= L <= S and pad is bool (B, S)."""
+    if not 1 <= L <= S:
+        raise ValueError(
+            f"need 1 <= L <= S, got L = {L} queries, S = {S} keys: with "
+            "L > S the first queries would see no key"
+        )
+    if pad is None:
+        return
+    if pad.dtype != torch.bool:
+        raise TypeError(f"pad must be bool (True at padding), got {pad.dtype}")
+    if pad.ndim != 2 or pad.shape[1] != S:
+        raise ValueError(f"pad must be (B, S = {S}), got {tuple(pad.shape)}")
 
 
 class KVCache:
@@ -152,8 +168,9 @@ def check_decoder_input(model, tokens, positions, pad, cache):
         raise ValueError(
             f"tokens must be (B, L), L >= 1, got {tuple(tokens.shape)}"
         )
-    if tokens.is_floating_point():
+    if tokens.is_floating_point() or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must be integer ids, got {tokens.dtype}")
+    check_ids("token", tokens, model.tok.num_embeddings)
     B, L = tokens.shape
     past = len(cache) if cache is not None else 0
     if cache is not None and cache.k and cache.k[0].shape[0] != B:
@@ -172,10 +189,24 @@ def check_decoder_input(model, tokens, positions, pad, cache):
             f"position {last} is past the position table: "
             f"max_len = {model.max_len} rows, positions 0..{model.max_len - 1}"
         )
+    if positions is not None:
+        check_ids("position", positions, model.max_len)
     if pad is not None and tuple(pad.shape) != (B, past + L):
         raise ValueError(
             f"pad {tuple(pad.shape)} must be (B, S) = "
             f"({B}, {past + L}): {past} cached + {L} new tokens"
+        )
+
+
+def check_ids(name, ids, n):
+    """Raise unless ids are integers in 0 .. n-1; name the first bad one."""
+    if ids.is_floating_point() or ids.dtype == torch.bool:
+        raise TypeError(f"{name} ids must be integers, got {ids.dtype}")
+    bad = ids[(ids < 0) | (ids >= n)]
+    if bad.numel():
+        raise ValueError(
+            f"{name} id {bad[0].item()} is out of range: "
+            f"{n} rows, ids 0..{n - 1}"
         )
 
 

@@ -15,11 +15,16 @@ def check_heads(embed_dim: int, num_heads: int) -> None:
         raise ValueError(f"{embed_dim = } is not divisible by {num_heads = }")
 
 
-def check_input(x, embed_dim, attn_mask=None, key_padding_mask=None) -> None:
+def check_input(
+    x, embed_dim, attn_mask=None, key_padding_mask=None, weight=None
+) -> None:
     """Raise unless x is a float (B, L, E) or (L, E), E = embed_dim, L >= 1.
 
     Masks must be bool: attn_mask (L, L), key_padding_mask (B, L) or (L,).
+    weight: a parameter of the module; x must have its dtype and device.
     """
+    if not torch.is_tensor(x):
+        raise TypeError(f"x must be a tensor, got {type(x).__name__}")
     shape = tuple(x.shape)
     if x.ndim not in (2, 3):
         raise ValueError(f"x must be (B, L, E) or (L, E), got shape {shape}")
@@ -39,15 +44,38 @@ def check_input(x, embed_dim, attn_mask=None, key_padding_mask=None) -> None:
     for name, (mask, expected) in masks.items():
         if mask is None:
             continue
-        if mask.dtype != torch.bool:
+        kind = mask.dtype if torch.is_tensor(mask) else type(mask).__name__
+        if kind != torch.bool:
             raise TypeError(
-                f"{name} must be bool (True = do not attend), got {mask.dtype}"
+                f"{name} must be bool (True = do not attend), got {kind}"
             )
         if tuple(mask.shape) != expected:
             raise ValueError(
                 f"{name} must have shape {expected} for x of shape {shape}, "
                 f"got {tuple(mask.shape)}"
             )
+    check_some_key_visible(attn_mask, key_padding_mask)
+    w = weight if weight is not None else x
+    if (x.dtype, x.device) != (w.dtype, w.device):
+        raise TypeError(
+            f"x {shape} is {x.dtype} on {x.device}, but the module's "
+            f"parameters are {weight.dtype} on {weight.device}"
+        )
+
+
+def check_some_key_visible(attn_mask, key_padding_mask) -> None:
+    """Raise if a query has every key hidden (its softmax would be NaN)."""
+    hidden = attn_mask if attn_mask is not None else False
+    if key_padding_mask is not None:
+        hidden = key_padding_mask[..., None, :] | hidden  # (B, L, L)
+    if not torch.is_tensor(hidden) or not hidden.all(dim=-1).any():
+        return
+    row = hidden.all(dim=-1).nonzero()[0].tolist()  # [b,] query
+    raise ValueError(
+        f"query {row[-1]} (index {row}) sees no key: the masks hide every "
+        "key from it. Masks are True = hidden, as in nn.MultiheadAttention "
+        "(not True = may attend, as in F.scaled_dot_product_attention)"
+    )
 
 
 # --8<-- [end:checks]
@@ -83,7 +111,9 @@ class MultiHeadAttention(nn.Module):
         attn_mask (L, L), key_padding_mask (B, L) or (L,) for unbatched x.
         If trace is a dict, every intermediate tensor is stored in it.
         """
-        check_input(x, self.embed_dim, attn_mask, key_padding_mask)
+        check_input(
+            x, self.embed_dim, attn_mask, key_padding_mask, self.in_proj.weight
+        )
         unbatched = x.ndim == 2
         if unbatched:  # (L, E) -> (1, L, E)
             x = x.unsqueeze(0)

@@ -13,8 +13,21 @@ params = sum(p.numel() for p in pos_table.parameters())
 print(f"{max_len} x {d_model} = {params:,} parameters")
 
 
+def check_add_positions(x, table):
+    """Raise unless x is float (B, L, E) or (L, E), table an nn.Embedding."""
+    if not (isinstance(table, nn.Embedding) and torch.is_tensor(x)):
+        kinds = f"{type(x).__name__}, {type(table).__name__}"
+        raise TypeError(f"need (x tensor, table nn.Embedding), got {kinds}")
+    shape, E = tuple(x.shape), table.embedding_dim
+    if not x.is_floating_point():
+        raise TypeError(f"x {shape} must be float embeddings, got {x.dtype}")
+    if x.ndim not in (2, 3) or shape[-1] != E:
+        raise ValueError(f"x {shape} must be (B, L, E) or (L, E), E = {E}")
+
+
 def add_positions(x, table):
     """x (B, L, E) plus rows 0 .. L-1 of the position table."""
+    check_add_positions(x, table)
     L = x.shape[-2]
     if L > table.num_embeddings:
         raise ValueError(

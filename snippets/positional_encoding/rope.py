@@ -9,10 +9,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def check_rope_input(x, positions):
-    """x: float (..., L, d), d even; positions: integers, e.g. (L,) or (B, L).
+    """x: float (..., L, d), d even; positions: integers (L,) or (..., L).
 
-    positions must broadcast to x's (..., L): one position per token.
+    positions is (L,), the same for every row, or has one dimension per
+    leading dimension of x: for x (B, H, L, d), give (B, 1, L), not (B, L).
     """
+    if not (torch.is_tensor(x) and torch.is_tensor(positions)):
+        raise TypeError("x and positions must be tensors")
     shapes = f"x {tuple(x.shape)}, positions {tuple(positions.shape)}"
     if not (x.is_floating_point() and x.ndim >= 2):
         raise TypeError(f"x must be a float (..., L, d) tensor: {shapes}")
@@ -22,12 +25,24 @@ def check_rope_input(x, positions):
         )
     if positions.is_floating_point() or positions.is_complex():
         raise TypeError(f"positions must be integers, got {positions.dtype}")
+    if positions.dtype == torch.bool:
+        raise TypeError(f"positions must be integers, got {positions.dtype}")
     try:
         fits = torch.broadcast_shapes(positions.shape, x.shape[:-1])
     except RuntimeError:
         fits = None
     if positions.ndim == 0 or fits != x.shape[:-1]:
         raise ValueError(f"positions must broadcast to (..., L): {shapes}")
+    if positions.ndim not in (1, x.ndim - 1):  # (B, L) for (B, H, L, d)
+        raise ValueError(
+            f"positions must be (L,) or have one dimension per leading "
+            f"dimension of x, e.g. (B, 1, L) for (B, H, L, d): {shapes}"
+        )
+
+
+def angle_dtype(x):
+    """float64 for float64 x, else float32: m θ_i in float16 is too coarse."""
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
 def rope_angles(positions, d, dtype=torch.float32, base=10000.0):
@@ -40,22 +55,24 @@ def rope_angles(positions, d, dtype=torch.float32, base=10000.0):
 def rope_complex(x, positions, base=10000.0):
     """Pairs (x_2i, x_2i+1) as complex numbers, times e^(i m θ_i)."""
     check_rope_input(x, positions)
-    angles = rope_angles(positions, x.shape[-1], x.dtype, base)
+    y = x.to(angle_dtype(x))  # compute in float32 even for fp16 x
+    angles = rope_angles(positions, x.shape[-1], y.dtype, base)
     pairs = torch.view_as_complex(
-        x.reshape(*x.shape[:-1], -1, 2).contiguous()
+        y.reshape(*y.shape[:-1], -1, 2).contiguous()
     )  # (..., L, d/2) complex
     turned = pairs * torch.polar(torch.ones_like(angles), angles)
-    return torch.view_as_real(turned).flatten(-2)
+    return torch.view_as_real(turned).flatten(-2).to(x.dtype)
 
 
 def rope(x, positions, base=10000.0):
     """The same rotation, written as 2x2 matrices on (x_2i, x_2i+1)."""
     check_rope_input(x, positions)
-    angles = rope_angles(positions, x.shape[-1], x.dtype, base)
+    y = x.to(angle_dtype(x))  # compute in float32 even for fp16 x
+    angles = rope_angles(positions, x.shape[-1], y.dtype, base)
     cos, sin = angles.cos(), angles.sin()
-    x1, x2 = x[..., 0::2], x[..., 1::2]  # the two features of each pair
+    x1, x2 = y[..., 0::2], y[..., 1::2]  # the two features of each pair
     out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-    return out.flatten(-2)  # pairs back in place: 2i, 2i+1
+    return out.flatten(-2).to(x.dtype)  # pairs back in place: 2i, 2i+1
 
 
 # --8<-- [end:functions]

@@ -6,6 +6,9 @@ import torch
 
 def check_attention_inputs(q, k, v, mask=None):
     """Raise unless q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v)."""
+    for name, t in (("q", q), ("k", k), ("v", v), ("mask", mask)):
+        if not (torch.is_tensor(t) or (name == "mask" and t is None)):
+            raise TypeError(f"{name} must be a tensor, got {type(t).__name__}")
     qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
     for name, t in (("q", q), ("k", k), ("v", v)):
         shape = tuple(t.shape)
@@ -37,6 +40,17 @@ def check_attention_inputs(q, k, v, mask=None):
         raise ValueError(f"mask {ms} does not broadcast to the scores {target}")
     if mask.dtype not in (torch.bool, q.dtype):
         raise TypeError(f"mask must be bool or {q.dtype}, got {mask.dtype}")
+    if mask.dtype != torch.bool and looks_like_keep_mask(mask):
+        raise ValueError(
+            f"mask {tuple(mask.shape)} is float with only 0s and 1s: float "
+            "masks are added to the scores; to keep/hide keys pass a bool "
+            "mask (True = may attend)"
+        )
+
+
+def looks_like_keep_mask(mask):
+    """A float mask of only 0s and 1s (some 1s): a keep mask by mistake."""
+    return bool(((mask == 0) | (mask == 1)).all() and (mask == 1).any())
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):
