@@ -55,8 +55,8 @@ def check_input(
                 f"got {tuple(mask.shape)}"
             )
     check_some_key_visible(attn_mask, key_padding_mask)
-    w = weight if weight is not None else x
-    if (x.dtype, x.device) != (w.dtype, w.device):
+    w = weight
+    if w is not None and (x.dtype, x.device) != (w.dtype, w.device):
         raise TypeError(
             f"x {shape} is {x.dtype} on {x.device}, but the module's "
             f"parameters are {weight.dtype} on {weight.device}"

@@ -23,10 +23,9 @@ def check_rope_input(x, positions):
         raise ValueError(
             f"d = {x.shape[-1]} must be even to form pairs: {shapes}"
         )
-    if positions.is_floating_point() or positions.is_complex():
-        raise TypeError(f"positions must be integers, got {positions.dtype}")
-    if positions.dtype == torch.bool:
-        raise TypeError(f"positions must be integers, got {positions.dtype}")
+    kind = positions.dtype
+    if kind.is_floating_point or kind.is_complex or kind == torch.bool:
+        raise TypeError(f"positions must be integers, got {kind}")
     try:
         fits = torch.broadcast_shapes(positions.shape, x.shape[:-1])
     except RuntimeError:
