@@ -19,6 +19,7 @@ from qkvsite.cache import TemplateCache
 from qkvsite.hooks import (
     building,
     chapters,
+    cjk,
     figures,
     material_fixes,
     math,
@@ -60,6 +61,7 @@ class Site(BasePlugin):
         markdown = chapters.add_chapter_links(markdown, page, config)
         markdown = figures.show_figures(markdown, config)
         markdown = sources.title_blocks(markdown, page, config)
+        markdown = cjk.join_cjk_lines(markdown)
         return verification.add_records(markdown, page, config, self.pages)
 
     def on_page_content(self, html, page, config, files):

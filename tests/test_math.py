@@ -185,3 +185,14 @@ def test_figures_are_laid_out_by_the_svg_backend_even_after_a_link_preview_card(
     finally:
         del figures.FIGURES["canvas-test"]
     assert canvases == [FigureCanvasSVG, FigureCanvasSVG]
+
+
+@pytest.mark.parametrize("tex", [r"\sin a \cos b", r"-\ln p(y)", r"\cos\theta", r"\max_j s_j"])
+def test_a_function_name_is_applied_to_its_argument_with_a_thin_space(tex):
+    html = typeset(f'<span class="arithmatex">\\({tex}\\)</span>')
+    # MathML's function application (U+2061) after the name, spaced as TeX spaces \sin a: never "sina"
+    assert re.search(r'(</mi>|</msub>)<mo lspace="0" rspace="0.1667em">&#x2061;</mo><m', html), html
+
+
+def test_a_function_name_before_parentheses_gets_no_extra_space():
+    assert "&#x2061;" not in typeset('<span class="arithmatex">\\(\\operatorname{softmax}(x) + \\exp(y)\\)</span>')

@@ -25,10 +25,13 @@ from latex2mathml.converter import convert
 
 INLINE = re.compile(r'<span class="arithmatex">\\\((.*?)\\\)</span>', re.S)
 DISPLAY = re.compile(r'<div class="arithmatex">\\\[(.*?)\\\]</div>', re.S)
-PLAIN = re.compile(r'<(span|div) class="arithmatex" data-tex="([^"]*)">.*?</\1>', re.S)
+PLAIN = re.compile(r'<(span|div) class="arithmatex" data-tex="([^"]*)">.*?</\1>([、，。；：！？）》」』]?)', re.S)
 # latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, spaced and read as one;
 # a function name is an identifier (MathML: <mi>), like the <mi>exp</mi> of \exp
 OPERATOR_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+# a function name (sin, ln, max_j) before its argument: MathML's function application, spaced as TeX spaces it
+FUNCTION = re.compile(r"(<mi>[A-Za-z]{2,}</mi>|<msub><mi>[A-Za-z]{2,}</mi><mi>\w</mi></msub>)(?=<m[inr]|<msub|<msup)")
+APPLY = '<mo lspace="0" rspace="0.1667em">&#x2061;</mo>'
 MATH = re.compile(r"(<math\b[^>]*)>(.*)(</math>)", re.S)
 WITH_TEX = re.compile(r'<math\b[^>]*\bdata-tex="([^"]*)"[^>]*>.*?</math>', re.S)
 TAG = re.compile(r"<(/?)mrow>")
@@ -56,6 +59,7 @@ def mathml(tex: str, display: str) -> str:
     except Exception as error:  # latex2mathml raises its own error types for TeX it cannot read
         raise ValueError(f"cannot typeset ${tex}$: {error}") from error
     converted = OPERATOR_NAME.sub(r"<mi>\1</mi>", converted)
+    converted = FUNCTION.sub(lambda m: m[1] + APPLY, converted)
     source = html.escape(tex, quote=True)
     return MATH.sub(lambda m: f'{m[1]} data-tex="{source}">{_unwrapped(m[2])}{m[3]}', converted)
 
@@ -63,7 +67,13 @@ def mathml(tex: str, display: str) -> str:
 def typeset(content: str) -> str:
     """Every formula of a page's HTML (arithmatex's, or ``plain_formulas``') as MathML."""
     content = plain_formulas(content)
-    return PLAIN.sub(lambda m: mathml(html.unescape(m[2]), "block" if m[1] == "div" else "inline"), content)
+
+    def formula(m: re.Match) -> str:
+        typeset = mathml(html.unescape(m[2]), "block" if m[1] == "div" else "inline")
+        # Chinese punctuation after an inline formula stays on its line (a line never starts with "、")
+        return f'<span class="nowrap">{typeset}{m[3]}</span>' if m[3] and m[1] == "span" else typeset + m[3]
+
+    return PLAIN.sub(formula, content)
 
 
 def plain_formulas(content: str) -> str:

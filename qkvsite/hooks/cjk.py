@@ -1,0 +1,28 @@
+"""Chinese text set as Chinese: a source line that breaks between two CJK characters joins the next one.
+
+HTML turns a line break into a space, and Chinese puts none between characters, so "注意力：\\n点积" would show
+"注意力： 点积". Lines inside code fences are left as they are, and so is a line that ends a heading, a table row or
+a block's opening line.
+"""
+
+import re
+
+from qkvsite.dialect import scan
+
+CJK = "\u2e80-\u2fff\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+ENDS_CJK = re.compile(f"[{CJK}]$")
+STARTS_CJK = re.compile(f"^[ \\t]*[{CJK}]")
+OWN_LINE = re.compile(r"^\s*(#|\||!!!|\?\?\?|///|<)")  # a heading, table row, admonition, caption block, HTML
+
+
+def join_cjk_lines(markdown: str) -> str:
+    lines = markdown.split("\n")
+    code = {i for fence in scan(markdown) for i in range(fence.start, fence.end + 1)}
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        joins = i and not {i - 1, i} & code and not OWN_LINE.match(lines[i - 1])
+        if joins and ENDS_CJK.search(out[-1]) and STARTS_CJK.match(line):
+            out[-1] += line.lstrip()
+        else:
+            out.append(line)
+    return "\n".join(out)
