@@ -77,9 +77,11 @@ def segment(text: str) -> str:
     return bre.sub(HAN, words, text).strip("\u200b")
 
 
-# Each index searches its own language only: lunr's pipeline for that language (the stemmer finds "heads" for
-# "head" in English; Chinese is segmented into words by jieba at build time).
-PIPELINES = {"en": ["stemmer"], "zh": []}
+# Each index searches its own language only, with lunr's pipeline for that language. English words are indexed
+# as written, not stemmed: Material's search appends "*" to every query term, and lunr does not stem a term with a
+# wildcard, so "positional*" never matched the stem "posit" (nor "cache*" the stem "cach"). Unstemmed, every prefix of
+# a word the pages use finds it. Chinese is segmented into words by jieba at build time.
+PIPELINES = {"en": ["stopWordFilter", "trimmer"], "zh": []}
 
 
 def write_index(path: Path, index: dict, docs: list, lang: str) -> None:
