@@ -96,6 +96,14 @@ PLACEHOLDERS = {name: f"#fe01{i:02x}" for i, name in enumerate(SCHEME_COLOURS, s
 _drawing = ContextVar("drawing", default=False)
 
 
+def words(text: dict, lang: str) -> dict:
+    """A figure module's labels in one language: each entry of ``text`` is (Chinese, English), one string for both,
+    or a dict of such entries."""
+    index = ("zh", "en").index(lang)
+    pick = lambda value: value[index] if isinstance(value, tuple) else value  # noqa: E731
+    return {k: words(v, lang) if isinstance(v, dict) else pick(v) for k, v in text.items()}
+
+
 def palette() -> dict[str, str]:
     """The non-data colours: paper (background), ink (text), muted (notes), rule (lines).
 

@@ -3,53 +3,33 @@
 import matplotlib.pyplot as plt
 
 from qkvsite import records
-from qkvsite.figures import figure, palette
+from qkvsite.figures import figure, palette, words
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "upper_title": "is_causal=True：对齐左上角（错）",
-        "lower_title": "causal_lower_right / tril(S − L)：对齐右下角（对）",
-        "key": "键（{} 个缓存的词 + {} 个新词）",
-        "query": "新词的查询",
-        "cached": "缓存",
-        "new": "新",
-        "token": "词 {}",
-        "speed_title": "生成一个词的时间（{} 次取最短）",
-        "ratio_title": "不用缓存 / 用缓存",
-        "length": "这一步看到的词数 S",
-        "ms": "毫秒 / 词",
-        "full": "不用缓存：整段重算",
-        "with_cache": "KV 缓存：只算新词",
-        "times": "{:.1f}×",
-        "machine": "测量：{}，{}，torch {}",
-        "one_thread": "CPU 单线程",
-        "pad_title": "第 {} 个序列：{}",
-        "pad_key": "键：词（位置编号）",
-        "pad_query": "查询",
-        "pad": "<pad>",
-    },
-    "en": {
-        "upper_title": "is_causal=True: aligned top left (wrong)",
-        "lower_title": "causal_lower_right / tril(S − L): aligned bottom right (right)",
-        "key": "keys ({} cached tokens + {} new ones)",
-        "query": "queries of the new tokens",
-        "cached": "cached",
-        "new": "new",
-        "token": "token {}",
-        "speed_title": "Time to generate one token (best of {})",
-        "ratio_title": "without cache / with cache",
-        "length": "tokens this step sees, S",
-        "ms": "ms per token",
-        "full": "no cache: recompute everything",
-        "with_cache": "KV cache: the new token only",
-        "times": "{:.1f}×",
-        "machine": "Measured on {}, {}, torch {}",
-        "one_thread": "CPU, one thread",
-        "pad_title": "sequence {}: {}",
-        "pad_key": "keys: token (position id)",
-        "pad_query": "queries",
-        "pad": "<pad>",
-    },
+    "upper_title": ("is_causal=True：对齐左上角（错）", "is_causal=True: aligned top left (wrong)"),
+    "lower_title": (
+        "causal_lower_right / tril(S − L)：对齐右下角（对）",
+        "causal_lower_right / tril(S − L): aligned bottom right (right)",
+    ),
+    "key": ("键（{} 个缓存的词元 + {} 个新词元）", "keys ({} cached tokens + {} new ones)"),
+    "query": ("新词元的查询", "queries of the new tokens"),
+    "cached": ("缓存", "cached"),
+    "new": ("新", "new"),
+    "token": ("词元 {}", "token {}"),
+    "speed_title": ("生成一个词元的时间（{} 次取最短）", "Time to generate one token (best of {})"),
+    "ratio_title": ("不用缓存 / 用缓存", "without cache / with cache"),
+    "length": ("这一步看到的词元数 $L_k$", "tokens this step sees, S"),
+    "ms": ("毫秒 / 词元", "ms per token"),
+    "full": ("不用缓存：整段重算", "no cache: recompute everything"),
+    "with_cache": ("KV 缓存：只算新词元", "KV cache: the new token only"),
+    "times": "{:.1f}×",
+    "machine": ("测量：{}，{}，torch {}", "Measured on {}, {}, torch {}"),
+    "one_thread": ("CPU 单线程", "CPU, one thread"),
+    "pad_title": ("第 {} 个序列：{}", "sequence {}: {}"),
+    "pad_key": ("键：词元（位置编号）", "keys: token (position id)"),
+    "pad_query": ("查询", "queries"),
+    "pad": "<pad>",
 }
 
 ALLOWED = "#4c9f70"
@@ -85,7 +65,7 @@ def _mask(ax, mask, row_labels, col_labels):
 
 @figure("decoding-causal-alignment", "decoding/causal_alignment.py")
 def causal_alignment(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     S, L = ns["S"], ns["L"]
     cached = S - L
     cols = [t["cached"] if j < cached else t["new"] for j in range(S)]
@@ -106,7 +86,7 @@ TINY = "decoding/tiny_decoder.py"
 
 
 def _machine(ns, lang):
-    t, env = TEXT[lang], records.environment()
+    t, env = words(TEXT, lang), records.environment()
     if ns["device"] == "cuda":
         where = env["cuda"]["device"] if env["cuda"] else "CUDA"
         return t["machine"].format(where, "CUDA", env["torch"])
@@ -115,7 +95,7 @@ def _machine(ns, lang):
 
 @figure("decoding-kv-cache-speed", TINY, measured=True)
 def kv_cache_speed(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     lengths, per_token, speedup = ns["lengths"], ns["per_token"], ns["speedup"]
     fig, (ax_t, ax_r) = plt.subplots(1, 2, figsize=(10.0, 4.2), width_ratios=[1.3, 1])
     ms = {k: [s * 1e3 for s in v] for k, v in per_token.items()}
@@ -145,7 +125,7 @@ def kv_cache_speed(ns, lang):
 
 @figure("decoding-left-padding", TINY)
 def left_padding(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     batch, pad, positions = ns["batch"].cpu(), ns["pad"].cpu(), ns["positions"].cpu()
     vocab, prompts = ns["vocab"], ns["prompts"]
     mask = ns["decoder_mask"](batch.shape[1], batch.shape[1], pad)[:, 0]

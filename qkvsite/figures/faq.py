@@ -2,79 +2,64 @@
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure, palette
+from qkvsite.figures import figure, palette, words
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "var_title": "$q \\cdot k$ 的方差随 $d_k$ 增长",
-        "raw": "$\\mathrm{var}(q \\cdot k)$",
-        "scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$",
-        "guide": "$y = d_k$",
-        "peak_title": "一行 softmax 中最大的权重（{} 个键，取平均）",
-        "unscaled": "不缩放",
-        "with_scale": "除以 $\\sqrt{d_k}$",
-        "over_dk": "除以 $d_k$",
-        "uniform": "均匀分布 $1/{}$",
-        "bleu": "BLEU（开发集，越高越好）",
-        "ppl": "困惑度 PPL（开发集，越低越好）",
-        "heads": "头数 $h$ 与每头维度 $d_k$（$h \\cdot d_k = 512$）",
-        "base": "base",
-        "table_note": "数据：Vaswani et al. 2017 表 3，base 与 (A) 行，英德 newstest2013（开发集）",
-        "flops_title": "FLOP 计数（FlopCounterMode）",
-        "time_title": "实测时间（{}，{} 次取最短）",
-        "one_thread": "CPU 单线程",
-        "length": "序列长度 L",
-        "flops": "FLOPs",
-        "seconds": "时间（秒）",
-        "measured": "实测",
-        "fit": "最后三点拟合斜率 {:.2f}",
-        "slope2": "斜率 2 参考线",
-        "mem_title": "一次注意力调用的峰值内存（{} 个头，$d = {}$）",
-        "naive": "朴素实现：$\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
-        "sdpa": "F.scaled_dot_product_attention",
-        "one_matrix": "一个 (头数, L, L) 分数矩阵",
-        "bytes": "字节",
-        "cpu_method": "测量：CPU，按时间顺序重放 torch.profiler 的内存记录",
-        "cuda_method": "测量：CUDA，torch.cuda.max_memory_allocated",
-    },
-    "en": {
-        "var_title": "The variance of $q \\cdot k$ grows with $d_k$",
-        "raw": "$\\mathrm{var}(q \\cdot k)$",
-        "scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$",
-        "guide": "$y = d_k$",
-        "peak_title": "Largest weight in a softmax row ({} keys, averaged)",
-        "unscaled": "unscaled",
-        "with_scale": "divided by $\\sqrt{d_k}$",
-        "over_dk": "divided by $d_k$",
-        "uniform": "uniform $1/{}$",
-        "bleu": "BLEU (dev set, higher is better)",
-        "ppl": "perplexity PPL (dev set, lower is better)",
-        "heads": "heads $h$ and width per head $d_k$ ($h \\cdot d_k = 512$)",
-        "base": "base",
-        "table_note": "Data: Vaswani et al. 2017, Table 3, base and rows (A), English-German newstest2013 (dev set)",
-        "flops_title": "FLOP count (FlopCounterMode)",
-        "time_title": "Measured time ({}, best of {})",
-        "one_thread": "CPU, one thread",
-        "length": "sequence length L",
-        "flops": "FLOPs",
-        "seconds": "time (s)",
-        "measured": "measured",
-        "fit": "fitted slope of the last three points {:.2f}",
-        "slope2": "slope 2 guide",
-        "mem_title": "Peak memory of one attention call ({} heads, $d = {}$)",
-        "naive": "naive: $\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
-        "sdpa": "F.scaled_dot_product_attention",
-        "one_matrix": "one (heads, L, L) score matrix",
-        "bytes": "bytes",
-        "cpu_method": "measured on CPU: torch.profiler memory records, in time order",
-        "cuda_method": "measured on CUDA: torch.cuda.max_memory_allocated",
-    },
+    "var_title": ("$q \\cdot k$ 的方差随 $d_k$ 增长", "The variance of $q \\cdot k$ grows with $d_k$"),
+    "raw": "$\\mathrm{var}(q \\cdot k)$",
+    "scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$",
+    "guide": "$y = d_k$",
+    "peak_title": (
+        "一行 softmax 中最大的权重（{} 个键，取平均）",
+        "Largest weight in a softmax row ({} keys, averaged)",
+    ),
+    "unscaled": ("不缩放", "unscaled"),
+    "with_scale": ("除以 $\\sqrt{d_k}$", "divided by $\\sqrt{d_k}$"),
+    "over_dk": ("除以 $d_k$", "divided by $d_k$"),
+    "uniform": ("均匀分布 $1/{}$", "uniform $1/{}$"),
+    "bleu": ("BLEU（开发集，越高越好）", "BLEU (dev set, higher is better)"),
+    "ppl": ("困惑度 PPL（开发集，越低越好）", "perplexity PPL (dev set, lower is better)"),
+    "heads": (
+        "头数 $H$ 与每头维度 $d_k$（$H \\cdot d_k = 512$）",
+        "heads $H$ and width per head $d_k$ ($H \\cdot d_k = 512$)",
+    ),
+    "base": "base",
+    "table_note": (
+        "数据：Vaswani et al. 2017 表 3，base 与 (A) 行，英德 newstest2013（开发集）",
+        "Data: Vaswani et al. 2017, Table 3, base and rows (A), English-German newstest2013 (dev set)",
+    ),
+    "flops_title": ("FLOP 计数（FlopCounterMode）", "FLOP count (FlopCounterMode)"),
+    "time_title": ("实测时间（{}，{} 次取最短）", "Measured time ({}, best of {})"),
+    "one_thread": ("CPU 单线程", "CPU, one thread"),
+    "length": ("序列长度 L", "sequence length L"),
+    "flops": "FLOPs",
+    "seconds": ("时间（秒）", "time (s)"),
+    "measured": ("实测", "measured"),
+    "fit": ("最后三点拟合斜率 {:.2f}", "fitted slope of the last three points {:.2f}"),
+    "slope2": ("斜率 2 参考线", "slope 2 guide"),
+    "mem_title": (
+        "一次注意力调用的峰值内存（{} 个头，$d = {}$）",
+        "Peak memory of one attention call ({} heads, $d = {}$)",
+    ),
+    "naive": (
+        "朴素实现：$\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
+        "naive: $\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
+    ),
+    "sdpa": "F.scaled_dot_product_attention",
+    "one_matrix": ("一个 (头数, L, L) 分数矩阵", "one (heads, L, L) score matrix"),
+    "bytes": ("字节", "bytes"),
+    "cpu_method": (
+        "测量：CPU，按时间顺序重放 torch.profiler 的内存记录",
+        "measured on CPU: torch.profiler memory records, in time order",
+    ),
+    "cuda_method": ("测量：CUDA，torch.cuda.max_memory_allocated", "measured on CUDA: torch.cuda.max_memory_allocated"),
 }
 
 
 @figure("faq-scaling-variance", "faq/q08_scaling_variance.py")
 def scaling_variance(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     d_ks = ns["d_ks"]
     fig, (ax_v, ax_p) = plt.subplots(1, 2, figsize=(10.0, 3.8))
     ax_v.plot(d_ks, d_ks, ":", color="grey", label=t["guide"])
@@ -125,9 +110,9 @@ def scaling_variance(ns, lang):
 
 @figure("faq-heads-table3", "faq/q12_heads_table3.py")
 def heads_table3(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     rows = ns["rows"]  # sorted by h
-    labels = [f"$h = {h}$\n$d_k = {d_k}$" for _, h, d_k, _, _, _ in rows]
+    labels = [f"$H = {h}$\n$d_k = {d_k}$" for _, h, d_k, _, _, _ in rows]
     colors = ["tab:orange" if name == "base" else "tab:blue" for name, *_ in rows]
     fig, (ax_b, ax_p) = plt.subplots(1, 2, figsize=(10.0, 3.9))
     for ax, column, fmt, title in [
@@ -177,7 +162,7 @@ def _loglog(ax, xs, ys, fit, color, label):
 
 @figure("faq-attention-cost", "faq/q18_quadratic_cost.py", measured=True)
 def attention_cost(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     slope = ns["fitted_slope"]
     lengths, flops = ns["lengths"], ns["flops"]
     timed, times = ns["timed_lengths"], ns["times"]
@@ -214,7 +199,7 @@ def attention_cost(ns, lang):
 
 @figure("faq-score-memory", "faq/q19_score_memory.py")
 def score_memory(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     lengths = ns["lengths"]
     method = t["cuda_method"] if ns["device"] == "cuda" else t["cpu_method"]
     fig, ax = plt.subplots(figsize=(8.0, 4.2))

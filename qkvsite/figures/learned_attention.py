@@ -4,59 +4,33 @@ import math
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure, heatmap, palette
+from qkvsite.figures import figure, heatmap, palette, words
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "before": "训练前（随机权重）",
-        "after": "训练 {} 步之后",
-        "query": "查询：位置 i 上的词",
-        "key": "键：位置 j 上的词",
-        "right_key": "方框：正确的键 $j = L - 1 - i$",
-        "loss_title": "训练损失（每步一个批次）",
-        "accuracy_title": "测试准确率（{:,} 个没训练过的序列）",
-        "step": "训练步数",
-        "loss": "交叉熵损失",
-        "accuracy": "准确率",
-        "with_positions": "有位置（可学习的位置表）",
-        "without_positions": "没有位置",
-        "ln7": "不看位置的下限 $\\ln 7$",
-        "one_in_seven": "不看位置的上限 $1/7$",
-        "one_in_sixteen": "瞎猜 $1/16$",
-        "snapshot": "第 {} 步\n准确率 {:.0%}",
-        "emergence_title": "同一个测试序列的注意力，训练过程中",
-        "blind_title": "没有位置：训练 {} 步之后",
-        "positions_title": "只用位置表，不看词",
-        "positions_formula": "$\\mathrm{softmax}(P W^Q (P W^K)^\\top / \\sqrt{d_k})$",
-        "position": "位置 {}",
-        "query_position": "查询位置 i",
-        "key_position": "键位置 j",
-    },
-    "en": {
-        "before": "Before training (random weights)",
-        "after": "After {} training steps",
-        "query": "query: the token at position i",
-        "key": "key: the token at position j",
-        "right_key": "boxes: the right key $j = L - 1 - i$",
-        "loss_title": "Training loss (one batch per step)",
-        "accuracy_title": "Test accuracy ({:,} sequences never trained on)",
-        "step": "training step",
-        "loss": "cross-entropy loss",
-        "accuracy": "accuracy",
-        "with_positions": "with positions (learned table)",
-        "without_positions": "without positions",
-        "ln7": "floor without positions, $\\ln 7$",
-        "one_in_seven": "ceiling without positions, $1/7$",
-        "one_in_sixteen": "guessing, $1/16$",
-        "snapshot": "step {}\naccuracy {:.0%}",
-        "emergence_title": "Attention on one test sequence during training",
-        "blind_title": "Without positions: after {} steps",
-        "positions_title": "The position table alone, no tokens",
-        "positions_formula": "$\\mathrm{softmax}(P W^Q (P W^K)^\\top / \\sqrt{d_k})$",
-        "position": "position {}",
-        "query_position": "query position i",
-        "key_position": "key position j",
-    },
+    "before": ("训练前（随机权重）", "Before training (random weights)"),
+    "after": ("训练 {} 步之后", "After {} training steps"),
+    "query": ("查询：位置 i 上的词元", "query: the token at position i"),
+    "key": ("键：位置 j 上的词元", "key: the token at position j"),
+    "right_key": ("方框：正确的键 $j = L - 1 - i$", "boxes: the right key $j = L - 1 - i$"),
+    "loss_title": ("训练损失（每步一个批次）", "Training loss (one batch per step)"),
+    "accuracy_title": ("测试准确率（{:,} 个没训练过的序列）", "Test accuracy ({:,} sequences never trained on)"),
+    "step": ("训练步数", "training step"),
+    "loss": ("交叉熵损失", "cross-entropy loss"),
+    "accuracy": ("准确率", "accuracy"),
+    "with_positions": ("有位置（可学习的位置表）", "with positions (learned table)"),
+    "without_positions": ("没有位置", "without positions"),
+    "ln7": ("不看位置的下限 $\\ln 7$", "floor without positions, $\\ln 7$"),
+    "one_in_seven": ("不看位置的上限 $1/7$", "ceiling without positions, $1/7$"),
+    "one_in_sixteen": ("瞎猜 $1/16$", "guessing, $1/16$"),
+    "snapshot": ("第 {} 步\n准确率 {:.0%}", "step {}\naccuracy {:.0%}"),
+    "emergence_title": ("同一个测试序列的注意力，训练过程中", "Attention on one test sequence during training"),
+    "blind_title": ("没有位置：训练 {} 步之后", "Without positions: after {} steps"),
+    "positions_title": ("只用位置表，不看词元", "The position table alone, no tokens"),
+    "positions_formula": "$\\mathrm{softmax}(P W^Q (P W^K)^\\top / \\sqrt{d_k})$",
+    "position": ("位置 {}", "position {}"),
+    "query_position": ("查询位置 i", "query position i"),
+    "key_position": ("键位置 j", "key position j"),
 }
 
 EXAMPLE = "learned_attention/reversal.py"
@@ -87,7 +61,7 @@ def _attention(ax, weights, labels, title, fmt="{:.2f}"):
 
 @figure("learned-before-after", EXAMPLE)
 def before_after(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     labels, length = _labels(ns), ns["L"]
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 5.0))
     panels = [(ns["untrained"], t["before"]), (ns["weights"][0].cpu(), t["after"].format(len(ns["losses"])))]
@@ -103,7 +77,7 @@ def before_after(ns, lang):
 
 @figure("learned-emergence", EXAMPLE)
 def emergence(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     log, length = ns["log"], ns["L"]
     by_step = {step: (accuracy, weights) for step, accuracy, weights in log}
     steps = [*SNAPSHOTS, log[-1][0]]
@@ -122,7 +96,7 @@ def emergence(ns, lang):
 
 @figure("learned-training-curves", EXAMPLE)
 def training_curves(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     fig, (ax_l, ax_a) = plt.subplots(1, 2, figsize=(10.0, 4.2))
     runs = [
         (ns["losses"], ns["log"], WITH, t["with_positions"]),
@@ -152,7 +126,7 @@ def training_curves(ns, lang):
 
 @figure("learned-positions-alone", EXAMPLE)
 def positions_alone(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     labels, length = _labels(ns), ns["L"]
     fig, (ax_b, ax_p) = plt.subplots(1, 2, figsize=(10.0, 5.0))
     _attention(ax_b, ns["blind_weights"][0].cpu(), labels, t["blind_title"].format(len(ns["blind_losses"])))

@@ -3,18 +3,25 @@
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from qkvsite.figures import figure, heatmap, palette
+from qkvsite.figures import figure, heatmap, palette, words
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "title": "多头注意力的数据流（$H = {H}$；形状取自一次真实运行）",
-        "head": "第 {} 个头",
-        "attention": "$\\mathrm{{softmax}}(Q_{{{0}}} K_{{{0}}}^\\top / \\sqrt{{d_k}})\\, V_{{{0}}}$",
-        "concat": "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$ 拼接",
-        "output": "输出",
-        "per_head": "每个头",
-        "code": "代码里（所有头一起算）",
-        "code_rows": [
+    "title": (
+        "多头注意力的数据流（$H = {H}$；形状取自一次真实运行）",
+        "Data flow of multi-head attention ($H = {H}$; shapes from a real run)",
+    ),
+    "head": ("第 {} 个头", "head {}"),
+    "attention": "$\\mathrm{{softmax}}(Q_{{{0}}} K_{{{0}}}^\\top / \\sqrt{{d_k}})\\, V_{{{0}}}$",
+    "concat": (
+        "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$ 拼接",
+        "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$",
+    ),
+    "output": ("输出", "output"),
+    "per_head": ("每个头", "per head"),
+    "code": ("代码里（所有头一起算）", "in the code (all heads at once)"),
+    "code_rows": (
+        [
             "in_proj(x).chunk(3)：3 × {Q}",
             "split_heads：3 × {Q_h}",
             "softmax：weights {weights}",
@@ -22,20 +29,7 @@ TEXT = {
             "merge_heads：{merged}",
             "out_proj：{output}",
         ],
-        "weights_title": "第 {0} 个头的权重 $A_{{{1}}}$",
-        "token": "词{}",
-        "key": "被看的词（key）",
-        "query": "提问的词（query）",
-    },
-    "en": {
-        "title": "Data flow of multi-head attention ($H = {H}$; shapes from a real run)",
-        "head": "head {}",
-        "attention": "$\\mathrm{{softmax}}(Q_{{{0}}} K_{{{0}}}^\\top / \\sqrt{{d_k}})\\, V_{{{0}}}$",
-        "concat": "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$",
-        "output": "output",
-        "per_head": "per head",
-        "code": "in the code (all heads at once)",
-        "code_rows": [
+        [
             "in_proj(x).chunk(3): 3 × {Q}",
             "split_heads: 3 × {Q_h}",
             "softmax: weights {weights}",
@@ -43,11 +37,11 @@ TEXT = {
             "merge_heads: {merged}",
             "out_proj: {output}",
         ],
-        "weights_title": "weights $A_{{{1}}}$ of head {0}",
-        "token": "tok {}",
-        "key": "key (token looked at)",
-        "query": "query (token asking)",
-    },
+    ),
+    "weights_title": ("第 {0} 个头的权重 $A_{{{1}}}$", "weights $A_{{{1}}}$ of head {0}"),
+    "token": ("词元{}", "tok {}"),
+    "key": ("被看的词元（key）", "key (token looked at)"),
+    "query": ("提问的词元（query）", "query (token asking)"),
 }
 
 
@@ -66,7 +60,7 @@ COLORS = {
 
 
 def shape_text(shape, letters):
-    """(2, 5, 12) -> '(B, L, E) = (2, 5, 12)'."""
+    """(2, 5, 12) -> '(B, L, d_model) = (2, 5, 12)'."""
     shape = tuple(shape)
     return "(" + ", ".join(letters[s] for s in shape) + f") = {shape}"
 
@@ -97,11 +91,11 @@ def arrow(ax, start, end):
 
 @figure("multi-head-flow", "multi_head/multi_head_attention.py")
 def multi_head_flow(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     mha, trace = ns["mha"], ns["trace"]
     B, L, E = trace["X"].shape
     H, d = mha.num_heads, mha.head_dim
-    letters = {B: "B", L: "L", E: "E", H: "H", d: "E/H"}
+    letters = {B: "B", L: "L", E: "d_model", H: "H", d: "d_k"}
     assert len(letters) == 5, "the example needs five different sizes"
     per_head = [trace["Q_h"].shape[i] for i in (0, 2, 3)]  # drop the head dimension
     head_out = [trace["heads"].shape[i] for i in (0, 2, 3)]
@@ -154,7 +148,7 @@ def multi_head_flow(ns, lang):
 
 @figure("head-weights", "multi_head/head_by_head.py")
 def head_weights(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     weights = [w.cpu() for w in ns["weights"]]
     L = weights[0].shape[0]
     tokens = [t["token"].format(i) for i in range(L)]

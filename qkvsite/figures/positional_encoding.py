@@ -4,61 +4,37 @@ import math
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure, palette
+from qkvsite.figures import figure, palette, words
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "position": "位置 pos",
-        "dimension": "维度",
-        "pe_title": "正弦位置编码 PE（{} 个位置 × {} 维）",
-        "columns_title": "PE 的几列：频率从高到低",
-        "column": "维度 {}",
-        "gram_title": "$\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$",
-        "p": "p",
-        "q": "q",
-        "offset": "偏移 $k = q - p$",
-        "dot": "$\\mathrm{PE}(p) \\cdot \\mathrm{PE}(p + k)$",
-        "curves_title": "固定 p，沿着 k 画：三条线重合",
-        "from_p": "$p = {}$",
-        "rope_grid_title": "RoPE：q 放在 m，k 放在 n，$q_m \\cdot k_n$",
-        "m": "查询位置 m",
-        "n": "键位置 n",
-        "rope_offset_title": "同一组 q、k：分数只随 $m - n$ 变化",
-        "m_minus_n": "$m - n$",
-        "score": "$q_m \\cdot k_n$",
-        "not_symmetric": "$m - n = \\pm {}$：{:+.4f} 与 {:+.4f}",
-        "head": "头 {}：斜率 {}",
-        "alibi_title": "ALiBi：每个头加在分数上的偏置（{} 个位置，右上角 = $-\\infty$）",
-        "query": "查询 i",
-        "key": "键 j",
-        "future": "$-\\infty$",
-    },
-    "en": {
-        "position": "position pos",
-        "dimension": "dimension",
-        "pe_title": "Sinusoidal positional encoding PE ({} positions × {} dims)",
-        "columns_title": "A few columns of PE: from fast to slow",
-        "column": "dimension {}",
-        "gram_title": "$\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$",
-        "p": "p",
-        "q": "q",
-        "offset": "offset $k = q - p$",
-        "dot": "$\\mathrm{PE}(p) \\cdot \\mathrm{PE}(p + k)$",
-        "curves_title": "Fix p, plot along k: three curves, one line",
-        "from_p": "$p = {}$",
-        "rope_grid_title": "RoPE: q placed at m, k at n, $q_m \\cdot k_n$",
-        "m": "query position m",
-        "n": "key position n",
-        "rope_offset_title": "The same q and k: the score follows $m - n$ only",
-        "m_minus_n": "$m - n$",
-        "score": "$q_m \\cdot k_n$",
-        "not_symmetric": "$m - n = \\pm {}$: {:+.4f} and {:+.4f}",
-        "head": "head {}: slope {}",
-        "alibi_title": "ALiBi: the bias each head adds to its scores ({} positions, $-\\infty$ above the diagonal)",
-        "query": "query i",
-        "key": "key j",
-        "future": "$-\\infty$",
-    },
+    "position": ("位置 pos", "position pos"),
+    "dimension": ("维度", "dimension"),
+    "pe_title": ("正弦位置编码 PE（{} 个位置 × {} 维）", "Sinusoidal positional encoding PE ({} positions × {} dims)"),
+    "columns_title": ("PE 的几列：频率从高到低", "A few columns of PE: from fast to slow"),
+    "column": ("维度 {}", "dimension {}"),
+    "gram_title": "$\\mathrm{PE}(p) \\cdot \\mathrm{PE}(q)$",
+    "p": "p",
+    "q": "q",
+    "offset": ("偏移 $k = q - p$", "offset $k = q - p$"),
+    "dot": "$\\mathrm{PE}(p) \\cdot \\mathrm{PE}(p + k)$",
+    "curves_title": ("固定 p，沿着 k 画：三条线重合", "Fix p, plot along k: three curves, one line"),
+    "from_p": "$p = {}$",
+    "rope_grid_title": ("RoPE：q 放在 m，k 放在 n，$q_m \\cdot k_n$", "RoPE: q placed at m, k at n, $q_m \\cdot k_n$"),
+    "m": ("查询位置 m", "query position m"),
+    "n": ("键位置 n", "key position n"),
+    "rope_offset_title": ("同一组 q、k：分数只随 $i - j$ 变化", "The same q and k: the score follows $i - j$ only"),
+    "m_minus_n": "$i - j$",
+    "score": "$q_m \\cdot k_n$",
+    "not_symmetric": ("$i - j = \\pm {}$：{:+.4f} 与 {:+.4f}", "$i - j = \\pm {}$: {:+.4f} and {:+.4f}"),
+    "head": ("头 {}：斜率 {}", "head {}: slope {}"),
+    "alibi_title": (
+        "ALiBi：每个头加在分数上的偏置（{} 个位置，右上角 = $-\\infty$）",
+        "ALiBi: the bias each head adds to its scores ({} positions, $-\\infty$ above the diagonal)",
+    ),
+    "query": ("查询 i", "query i"),
+    "key": ("键 j", "key j"),
+    "future": "$-\\infty$",
 }
 
 SINUSOIDAL = "positional_encoding/sinusoidal.py"
@@ -66,7 +42,7 @@ SINUSOIDAL = "positional_encoding/sinusoidal.py"
 
 @figure("pe-sinusoid", SINUSOIDAL)
 def sinusoid_matrix(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     pe = ns["pe"].cpu().numpy()
     length, d = pe.shape
     fig, (ax_m, ax_c) = plt.subplots(1, 2, figsize=(10.0, 4.4), width_ratios=[1, 1.25])
@@ -88,7 +64,7 @@ def sinusoid_matrix(ns, lang):
 
 @figure("pe-dot-product", SINUSOIDAL)
 def dot_product(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     G = ns["G"].cpu().numpy()
     length = G.shape[0]
     fig, (ax_g, ax_k) = plt.subplots(1, 2, figsize=(10.0, 4.2), width_ratios=[1, 1.3])
@@ -113,7 +89,7 @@ def dot_product(ns, lang):
 
 @figure("rope-scores", "positional_encoding/rope.py")
 def rope_scores(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     grid, offsets, by_offset = ns["grid"].numpy(), ns["offsets"], ns["by_offset"]
     fig, (ax_g, ax_o) = plt.subplots(1, 2, figsize=(10.0, 4.2), width_ratios=[1, 1.3])
     lim = float(abs(grid).max())
@@ -148,7 +124,7 @@ def rope_scores(ns, lang):
 
 @figure("alibi-bias", "positional_encoding/alibi.py")
 def alibi_bias(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     bias, slopes = ns["figure_bias"].cpu(), ns["figure_slopes"].tolist()
     heads, length, _ = bias.shape
     finite = bias.masked_fill(bias.isinf(), float("nan"))  # -inf drawn as a hatched cell

@@ -3,54 +3,45 @@
 import matplotlib.pyplot as plt
 from matplotlib.patches import ConnectionPatch, Rectangle
 
-from qkvsite.figures import figure, heatmap, palette
+from qkvsite.figures import figure, heatmap, palette, words
 
 SELF = "qkv/projections.py"
 CROSS = "qkv/cross_attention.py"
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "token": "词 {}",
-        "x_title": "X：输入，每行一个词（{}×{}）",
-        "w_title": "× ${}$（{}×{}）",
-        "out_title": "${0} = X {1}$（{2}×{3}）",
-        "note": (
-            "三条箭头互相独立：Q、K、V 都直接由 X 算出，彼此不依赖。\n"
-            "三者的行数都等于 X 的行数 {}；列数各由自己的 W 决定。"
-        ),
-        "s_title": "$S = Q K^\\top / \\sqrt{{d_k}}$（{}×{}）",
-        "a_title": "A = softmax(S, dim=-1)（{}×{}）",
-        "s_note": "行 $i$：$q_i$ 去比较每个 $k_j$；方框里的 $S[{0}, {1}] \\neq S[{1}, {0}]$",
-        "dec": "解码器 {}",
-        "enc": "编码器 {}",
-        "ca_title": "$A = \\mathrm{{softmax}}(Q K^\\top / \\sqrt{{d_k}})$（{}×{}）",
-        "v_title": "V：来自编码器（{}×{}）",
-        "o_title": "输出 $A V$（{}×{}）",
-        "ca_sources": ("Q（{}×{}）：来自解码器\nK（{}×{}）：来自编码器输出\nV（{}×{}）：来自编码器输出"),
-        "ca_note": "输出的行数跟着 Q（解码器），列数跟着 V",
-    },
-    "en": {
-        "token": "token {}",
-        "x_title": "X: input, one row per token ({}×{})",
-        "w_title": "× ${}$ ({}×{})",
-        "out_title": "${0} = X {1}$ ({2}×{3})",
-        "note": (
-            "Three independent arrows: Q, K and V are each computed from X directly.\n"
-            "All three have X's {} rows; each W sets its own number of columns."
-        ),
-        "s_title": "$S = Q K^\\top / \\sqrt{{d_k}}$ ({}×{})",
-        "a_title": "A = softmax(S, dim=-1) ({}×{})",
-        "s_note": "row $i$: $q_i$ against every $k_j$; boxed: $S[{0}, {1}] \\neq S[{1}, {0}]$",
-        "dec": "decoder {}",
-        "enc": "encoder {}",
-        "ca_title": "$A = \\mathrm{{softmax}}(Q K^\\top / \\sqrt{{d_k}})$ ({}×{})",
-        "v_title": "V: from the encoder ({}×{})",
-        "o_title": "output $A V$ ({}×{})",
-        "ca_sources": (
-            "Q ({}×{}): from the decoder\nK ({}×{}): from the encoder output\nV ({}×{}): from the encoder output"
-        ),
-        "ca_note": "The output has the rows of Q (decoder) and the columns of V",
-    },
+    "token": ("词元 {}", "token {}"),
+    "x_title": ("X：输入，每行一个词元（{}×{}）", "X: input, one row per token ({}×{})"),
+    "w_title": ("× ${}$（{}×{}）", "× ${}$ ({}×{})"),
+    "out_title": ("${0} = X {1}$（{2}×{3}）", "${0} = X {1}$ ({2}×{3})"),
+    "note": (
+        "三条箭头互相独立：Q、K、V 都直接由 X 算出，彼此不依赖。\n"
+        "三者的行数都等于 X 的行数 {}；列数各由自己的 W 决定。",
+        "Three independent arrows: Q, K and V are each computed from X directly.\n"
+        "All three have X's {} rows; each W sets its own number of columns.",
+    ),
+    "s_title": ("$S = Q K^\\top / \\sqrt{{d_k}}$（{}×{}）", "$S = Q K^\\top / \\sqrt{{d_k}}$ ({}×{})"),
+    "a_title": ("A = softmax(S, dim=-1)（{}×{}）", "A = softmax(S, dim=-1) ({}×{})"),
+    "s_note": (
+        "行 $i$：$q_i$ 去比较每个 $k_j$；方框里的 $S[{0}, {1}] \\neq S[{1}, {0}]$",
+        "row $i$: $q_i$ against every $k_j$; boxed: $S[{0}, {1}] \\neq S[{1}, {0}]$",
+    ),
+    "dec": ("解码器 {}", "decoder {}"),
+    "enc": ("编码器 {}", "encoder {}"),
+    "ca_title": (
+        "$A = \\mathrm{{softmax}}(Q K^\\top / \\sqrt{{d_k}})$（{}×{}）",
+        "$A = \\mathrm{{softmax}}(Q K^\\top / \\sqrt{{d_k}})$ ({}×{})",
+    ),
+    "v_title": ("V：来自编码器（{}×{}）", "V: from the encoder ({}×{})"),
+    "o_title": ("输出 $A V$（{}×{}）", "output $A V$ ({}×{})"),
+    "ca_sources": (
+        "Q（{}×{}）：来自解码器\nK（{}×{}）：来自编码器输出\nV（{}×{}）：来自编码器输出",
+        "Q ({}×{}): from the decoder\nK ({}×{}): from the encoder output\nV ({}×{}): from the encoder output",
+    ),
+    "ca_note": (
+        "输出的行数跟着 Q（解码器），列数跟着 V",
+        "The output has the rows of Q (decoder) and the columns of V",
+    ),
 }
 
 
@@ -106,7 +97,7 @@ def _arrow(fig, ax_from, ax_to, start, end):
 
 @figure("qkv-projections", SELF)
 def qkv_projections(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     X = ns["X"].detach().cpu()
     n, d_model = X.shape
     branches = [
@@ -152,7 +143,7 @@ def qkv_projections(ns, lang):
 
 @figure("qkv-scores", SELF)
 def qkv_scores(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     S, A = ns["S"].detach().cpu(), ns["A"].detach().cpu()
     n = S.shape[0]
     fig, (ax_s, ax_a) = plt.subplots(1, 2, figsize=(8.4, 3.6))
@@ -181,7 +172,7 @@ def qkv_scores(ns, lang):
 
 @figure("cross-attention", CROSS)
 def cross_attention(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     Q, K, V = (ns[k].detach().cpu() for k in "QKV")
     A, out = ns["A"].detach().cpu(), ns["out"].detach().cpu()
     n_q, n_kv = A.shape

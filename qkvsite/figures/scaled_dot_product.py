@@ -2,7 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure, heatmap, row_sums, weighted_rows
+from qkvsite.figures import figure, heatmap, row_sums, weighted_rows, words
 
 STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"
@@ -10,90 +10,62 @@ MASKING = "scaled_dot_product/masking.py"
 # output[{0}] = Σⱼ weights[{0}, j] · V[j] in mathtext, as in dot_product.WS: the token {0} outside the $...$
 OUT = "$\\mathrm{{output}}[${0}$] = \\Sigma_j \\mathrm{{weights}}[${0}$, j] \\cdot V[j]$"
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "tokens": {
-            "I": "我",
-            "drink": "喝",
-            "green": "绿",
-            "tea": "茶",
-            "<pad>": "<pad>",
-        },
-        "dim": "维{}",
-        "query": "查询（行）",
-        "key": "键（列）",
-        "q_title": "Q ({}×{})",
-        "kt_title": "$K^\\top$ ({}×{})",
-        "scores_title": "scores = $Q K^\\top$ ({}×{})",
-        "scaled_title": "scaled = scores / $\\sqrt{{{}}}$ = scores / {:.3f}",
-        "scores_range": "scores：最小 {:.2f}，最大 {:.2f}",
-        "scaled_range": "scaled：最小 {:.2f}，最大 {:.2f}",
-        "weights_title": "weights = softmax(scaled, dim=-1)",
-        "row_sum": "行和",
-        "times": "${:.3f} \\times V[${}$]$",
-        "result": "$\\mathrm{{output}}[${}$]$",
-        "out_title": OUT + "：V 的整行按权重相加",
-        "out_note": "每一列：上面各格相加 = 最下面一格",
-        "var_raw": "$\\mathrm{var}(q \\cdot k)$，不缩放",
-        "var_scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$，缩放后",
-        "var_ref": "参考线：方差 = $d_k$",
-        "var_title": "随机 q、k（每个分量均值 0、方差 1）的点积方差",
-        "var_y": "方差（对数刻度）",
-        "raw": "不缩放：$\\mathrm{softmax}(q \\cdot k)$",
-        "scaled": "缩放：$\\mathrm{softmax}(q \\cdot k / \\sqrt{d_k})$",
-        "uniform": "均匀分布 $1/{}$",
-        "max_title": "每行最大权重的平均值",
-        "max_y": "最大权重",
-        "grad_title": "softmax 对分数的梯度范数（中位数）",
-        "grad_y": "$\\Vert \\partial L / \\partial s \\Vert$（对数刻度）",
-        "pad_title": "填充掩码：第 2 句，<pad> 列被遮住",
-        "causal_title": "因果掩码：第 1 句，只能看自己和前面",
-        "masked": "遮住",
+    "tokens": {
+        "I": ("我", "I"),
+        "drink": ("喝", "drink"),
+        "green": ("绿", "green"),
+        "tea": ("茶", "tea"),
+        "<pad>": "<pad>",
     },
-    "en": {
-        "tokens": {
-            "I": "I",
-            "drink": "drink",
-            "green": "green",
-            "tea": "tea",
-            "<pad>": "<pad>",
-        },
-        "dim": "dim {}",
-        "query": "query (rows)",
-        "key": "key (columns)",
-        "q_title": "Q ({}×{})",
-        "kt_title": "$K^\\top$ ({}×{})",
-        "scores_title": "scores = $Q K^\\top$ ({}×{})",
-        "scaled_title": "scaled = scores / $\\sqrt{{{}}}$ = scores / {:.3f}",
-        "scores_range": "scores: min {:.2f}, max {:.2f}",
-        "scaled_range": "scaled: min {:.2f}, max {:.2f}",
-        "weights_title": "weights = softmax(scaled, dim=-1)",
-        "row_sum": "row sum",
-        "times": "${:.3f} \\times V[${}$]$",
-        "result": "$\\mathrm{{output}}[${}$]$",
-        "out_title": OUT + ": whole rows of V",
-        "out_note": "each column: the cells above add up to the cell below",
-        "var_raw": "$\\mathrm{var}(q \\cdot k)$, unscaled",
-        "var_scaled": "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$, scaled",
-        "var_ref": "reference: variance = $d_k$",
-        "var_title": "Variance of $q \\cdot k$ for random q, k (entries: mean 0, variance 1)",
-        "var_y": "variance (log scale)",
-        "raw": "unscaled: $\\mathrm{softmax}(q \\cdot k)$",
-        "scaled": "scaled: $\\mathrm{softmax}(q \\cdot k / \\sqrt{d_k})$",
-        "uniform": "uniform $1/{}$",
-        "max_title": "Mean of each row's largest weight",
-        "max_y": "largest weight",
-        "grad_title": "Norm of softmax's gradient w.r.t. the scores (median)",
-        "grad_y": "$\\Vert \\partial L / \\partial s \\Vert$ (log scale)",
-        "pad_title": "Padding mask: sentence 2, <pad> columns hidden",
-        "causal_title": "Causal mask: sentence 1, itself and earlier only",
-        "masked": "masked",
-    },
+    "dim": ("维{}", "dim {}"),
+    "query": ("查询（行）", "query (rows)"),
+    "key": ("键（列）", "key (columns)"),
+    "q_title": "Q ({}×{})",
+    "kt_title": "$K^\\top$ ({}×{})",
+    "scores_title": "scores = $Q K^\\top$ ({}×{})",
+    "scaled_title": "scaled = scores / $\\sqrt{{{}}}$ = scores / {:.3f}",
+    "scores_range": ("scores：最小 {:.2f}，最大 {:.2f}", "scores: min {:.2f}, max {:.2f}"),
+    "scaled_range": ("scaled：最小 {:.2f}，最大 {:.2f}", "scaled: min {:.2f}, max {:.2f}"),
+    "weights_title": "weights = softmax(scaled, dim=-1)",
+    "row_sum": ("行和", "row sum"),
+    "times": "${:.3f} \\times V[${}$]$",
+    "result": "$\\mathrm{{output}}[${}$]$",
+    "out_title": (OUT + "：V 的整行按权重相加", OUT + ": whole rows of V"),
+    "out_note": ("每一列：上面各格相加 = 最下面一格", "each column: the cells above add up to the cell below"),
+    "var_raw": ("$\\mathrm{var}(q \\cdot k)$，不缩放", "$\\mathrm{var}(q \\cdot k)$, unscaled"),
+    "var_scaled": (
+        "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$，缩放后",
+        "$\\mathrm{var}(q \\cdot k / \\sqrt{d_k})$, scaled",
+    ),
+    "var_ref": ("参考线：方差 = $d_k$", "reference: variance = $d_k$"),
+    "var_title": (
+        "随机 q、k（每个分量均值 0、方差 1）的点积方差",
+        "Variance of $q \\cdot k$ for random q, k (entries: mean 0, variance 1)",
+    ),
+    "var_y": ("方差（对数刻度）", "variance (log scale)"),
+    "raw": ("不缩放：$\\mathrm{softmax}(q \\cdot k)$", "unscaled: $\\mathrm{softmax}(q \\cdot k)$"),
+    "scaled": (
+        "缩放：$\\mathrm{softmax}(q \\cdot k / \\sqrt{d_k})$",
+        "scaled: $\\mathrm{softmax}(q \\cdot k / \\sqrt{d_k})$",
+    ),
+    "uniform": ("均匀分布 $1/{}$", "uniform $1/{}$"),
+    "max_title": ("每行最大权重的平均值", "Mean of each row's largest weight"),
+    "max_y": ("最大权重", "largest weight"),
+    "grad_title": ("softmax 对分数的梯度范数（中位数）", "Norm of softmax's gradient w.r.t. the scores (median)"),
+    "grad_y": (
+        "$\\Vert \\partial L / \\partial s \\Vert$（对数刻度）",
+        "$\\Vert \\partial L / \\partial s \\Vert$ (log scale)",
+    ),
+    "pad_title": ("填充掩码：第 2 句，<pad> 列被遮住", "Padding mask: sentence 2, <pad> columns hidden"),
+    "causal_title": ("因果掩码：第 1 句，只能看自己和前面", "Causal mask: sentence 1, itself and earlier only"),
+    "masked": ("遮住", "masked"),
 }
 
 
-def _tokens(words, lang):
-    return [TEXT[lang]["tokens"][w] for w in words]
+def _tokens(names, lang):
+    return [words(TEXT, lang)["tokens"][w] for w in names]
 
 
 def _diverging(ax, values, rows, cols, lim, fmt="{:.2f}"):
@@ -110,7 +82,7 @@ def _axis_labels(ax, t):
 
 @figure("sdpa-scores", STEPS)
 def scores_figure(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     Q, K, S = ns["Q"].cpu(), ns["K"].cpu(), ns["scores"].cpu()
     n, d_k = Q.shape
     tokens = _tokens(ns["tokens"], lang)
@@ -130,7 +102,7 @@ def scores_figure(ns, lang):
 
 @figure("sdpa-scaled", STEPS)
 def scaled_figure(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     S, scaled = ns["scores"].cpu(), ns["scaled"].cpu()
     d_k = ns["d_k"]
     tokens = _tokens(ns["tokens"], lang)
@@ -164,7 +136,7 @@ def scaled_figure(ns, lang):
 
 @figure("sdpa-weights", STEPS)
 def weights_figure(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     W = ns["weights"].cpu()
     tokens = _tokens(ns["tokens"], lang)
     fig, (ax_w, ax_r) = plt.subplots(1, 2, figsize=(6.6, 4.0), width_ratios=[W.shape[1], 1])
@@ -178,7 +150,7 @@ def weights_figure(ns, lang):
 
 @figure("sdpa-output", STEPS)
 def output_figure(ns, lang):
-    t, tokens = TEXT[lang], _tokens(ns["tokens"], lang)
+    t, tokens = words(TEXT, lang), _tokens(ns["tokens"], lang)
     W, V, out = ns["weights"].cpu(), ns["V"].cpu(), ns["output"].cpu()
     i = 1
     return weighted_rows(
@@ -198,7 +170,7 @@ def output_figure(ns, lang):
 
 @figure("sdpa-variance", WHY_SCALE)
 def variance_figure(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     d_ks, raw, scaled = ns["d_ks"], ns["raw_var"], ns["scaled_var"]
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     ax.plot(d_ks, d_ks, "--", color="grey", label=t["var_ref"])
@@ -222,7 +194,7 @@ def variance_figure(ns, lang):
 
 @figure("sdpa-saturation", WHY_SCALE)
 def saturation_figure(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     d_ks, n_keys = ns["d_ks"], ns["n_keys"]
     max_weight, grad_norm = ns["max_weight"], ns["grad_norm"]
     fig, (ax_m, ax_g) = plt.subplots(1, 2, figsize=(9.6, 4.0))
@@ -265,7 +237,7 @@ def saturation_figure(ns, lang):
 
 @figure("sdpa-masks", MASKING)
 def masks_figure(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     pad_weights, causal_weights = ns["pad_weights"][1].cpu(), ns["causal_weights"].cpu()
     padded = _tokens(ns["sentences"][1], lang)
     full = _tokens(ns["sentences"][0], lang)

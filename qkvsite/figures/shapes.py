@@ -4,29 +4,18 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
-from qkvsite.figures import figure
+from qkvsite.figures import figure, words
 
+# each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "x": "x[0]：{} 个词 × {} 个特征",
-        "right": "正确：view 成 (1, L, H, E/H) 再 transpose",
-        "wrong": "错误：直接 view 成 (1, H, L, E/H)",
-        "head": "头 {}",
-        "token": "词{}",
-        "row": "第 {} 行",
-        "feature": "特征{}",
-        "legend": "格子的颜色 = 这个数来自哪个词",
-    },
-    "en": {
-        "x": "x[0]: {} tokens × {} features",
-        "right": "right: view as (1, L, H, E/H), then transpose",
-        "wrong": "wrong: view as (1, H, L, E/H) directly",
-        "head": "head {}",
-        "token": "token {}",
-        "row": "row {}",
-        "feature": "feat. {}",
-        "legend": "cell colour = the token the number came from",
-    },
+    "x": ("x[0]：{} 个词元 × {} 个特征", "x[0]: {} tokens × {} features"),
+    "right": ("正确：view 成 (1, L, H, d_k) 再 transpose", "right: view as (1, L, H, d_k), then transpose"),
+    "wrong": ("错误：直接 view 成 (1, H, L, d_k)", "wrong: view as (1, H, L, d_k) directly"),
+    "head": ("头 {}", "head {}"),
+    "token": ("词元{}", "token {}"),
+    "row": ("第 {} 行", "row {}"),
+    "feature": ("特征{}", "feat. {}"),
+    "legend": ("格子的颜色 = 这个数来自哪个词元", "cell colour = the token the number came from"),
 }
 
 TOKEN_COLORS = ["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1"]
@@ -51,7 +40,7 @@ def _grid(ax, values, E, row_labels, col_labels, title):
 
 @figure("split-heads", "shapes/view_and_reshape.py")
 def split_heads(ns, lang):
-    t = TEXT[lang]
+    t = words(TEXT, lang)
     x, right, wrong = ns["x"][0].cpu(), ns["right"][0].cpu(), ns["wrong"][0].cpu()
     L, E = x.shape
     H, _, d = right.shape
