@@ -13,8 +13,9 @@ error fails the build), and both editions get those outputs. The outputs are
 entries of ``Cache("notebook-runs")`` under a key of the code, the torch and
 Python versions and the device (``run_key``). The executed notebooks are
 written to ``docs/notebooks/`` (git-ignored; ``mkdocs serve`` does not watch it)
-for mkdocs-jupyter to render; the download is the same notebook with its figures
-attached and its links made absolute.
+for mkdocs-jupyter to render, with buttons to download it and open it in Colab; the
+download is the same notebook with its figures attached, its links made absolute
+and a line on how to run it in place of the buttons.
 """
 
 from __future__ import annotations
@@ -37,12 +38,25 @@ from qkvsite import config
 from qkvsite.cache import Cache, key
 from qkvsite.dialect import MARKER, Page
 
+TITLE = {"zh": "笔记本：{}", "en": "Notebook: {}"}
 HEADER = {
-    "zh": "本笔记本由[本章页面](../../{chapter}/)自动生成，代码与页面上的代码块完全相同。"
-    "可以[下载 .ipynb 文件]({chapter}.ipynb)，在 Jupyter 或 Colab 里从上到下运行。",
-    "en": "This notebook is generated from [the chapter page](../../{chapter}/); its code is the page's code. "
-    "[Download the .ipynb file]({chapter}.ipynb) to run it top to bottom in Jupyter or Colab.",
+    "zh": "这是第 {number} 章的笔记本：代码与[本章页面](../../{chapter}/)的代码块相同，输出是它运行一次的结果。",
+    "en": "Chapter {number} as a notebook: the code of [the chapter page](../../{chapter}/) with the outputs of a run.",
 }
+# the notebook page's buttons (raw HTML: a Markdown link has no download attribute); the download says how to run it
+BUTTONS = {"zh": ("下载 .ipynb", "在 Colab 中打开"), "en": ("Download the .ipynb", "Open in Colab")}
+RUN_IT = {
+    "zh": "在 Jupyter 或 Colab 里从上到下依次运行各单元；第一个代码单元检查 torch 是否已安装。",
+    "en": "Run the cells from top to bottom in Jupyter or Colab; the first code cell checks that torch is installed.",
+}
+
+
+def buttons(chapter: str, lang: str, colab: str | None) -> str:
+    download, open_in_colab = BUTTONS[lang]
+    links = [f'<a class="md-button" href="{chapter}.ipynb" download>{download}</a>']
+    links += [f'<a class="md-button" href="{colab}">{open_in_colab}</a>'] if colab else []
+    return '<p class="qkv-notebook-links">' + " ".join(links) + "</p>"
+
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
@@ -70,7 +84,7 @@ def _page_link(match: re.Match) -> str:
     return f"](../../{'' if name == 'index' else name + '/'}{anchor})"
 
 
-def chapter_markdown(page: Page, chapter: str) -> str:
+def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
     """The Jupytext Markdown notebook of one chapter page.
 
     Python blocks become code cells (their includes expanded), printed outputs
@@ -116,7 +130,9 @@ def chapter_markdown(page: Page, chapter: str) -> str:
     # a notebook page's table of contents (mkdocs-jupyter) drops a heading's code spans: keep their text
     text = HEADING.sub(lambda m: m[0].replace("`", ""), text)
     title, _, rest = text.partition("\n")
-    return f"{title}\n\n{HEADER[page.lang].format(chapter=chapter)}\n{rest}"
+    title = "# " + TITLE[page.lang].format(title.removeprefix("# "))
+    header = HEADER[page.lang].format(chapter=chapter, number=config.chapters().index(chapter) + 1)
+    return f"{title}\n\n{header}\n\n{buttons(chapter, page.lang, colab)}\n{rest}"
 
 
 SETUP = """\
@@ -145,7 +161,7 @@ def setup_cell(lang: str) -> str:
     return SETUP.format(comment=comment, torch=torch_version, torch_tuple=torch_tuple)
 
 
-def chapter_notebook(page: Page, chapter: str):
+def chapter_notebook(page: Page, chapter: str, colab: str | None = None):
     """The notebook (nbformat) of one chapter page, with a Python 3 kernel and stable cell ids.
 
     Its first code cell checks (or installs) the torch the examples need; the
@@ -153,7 +169,7 @@ def chapter_notebook(page: Page, chapter: str):
     """
     if re.match(r"^[ \t\f]*#.*?coding[:=]", page.title and f"# {page.title}"):
         raise ValueError(f"{page.path}: jupytext reads the title {page.title!r} as a source encoding; reword it")
-    notebook = jupytext.reads(chapter_markdown(page, chapter), fmt="md")
+    notebook = jupytext.reads(chapter_markdown(page, chapter, colab), fmt="md")
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata.pop("jupytext", None)
     first_code = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
@@ -346,21 +362,23 @@ def strip_comment(code: str) -> str:
 ABSOLUTE = re.compile(r"\]\((?:\.\./)+")
 
 
-def absolute_links(notebook, site_url: str, lang: str):
-    """A copy whose links to the site are absolute: a downloaded notebook has no site around it."""
+def for_download(notebook, site_url: str, lang: str):
+    """A copy to download: links to the site absolute (a downloaded notebook has no site around it), and how to run
+    it in place of the buttons that download it."""
     notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     root = site_url.rstrip("/") + "/" + config.url_prefix(lang)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = ABSOLUTE.sub(f"]({root}", cell.source)
+            cell.source = re.sub(r'<p class="qkv-notebook-links">.*?</p>', RUN_IT[lang], cell.source)
     return notebook
 
 
-def chapter_notebooks(chapters: list[str], snippet_settings: dict | None = None) -> dict:
+def chapter_notebooks(chapters: list[str], snippet_settings: dict | None = None, repo_url: str = "") -> dict:
     """Each chapter's notebook in every language, keyed by (chapter, language), not executed yet."""
     page = lambda chapter, lang: Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings)  # noqa: E731
     return {
-        (chapter, lang): chapter_notebook(page(chapter, lang), chapter)
+        (chapter, lang): chapter_notebook(page(chapter, lang), chapter, colab_url(repo_url, chapter, lang))
         for chapter in chapters
         for lang in config.languages()
     }
@@ -395,7 +413,7 @@ def write_notebooks(notebooks: dict, runs: dict, site_url: str, svg: Callable[[s
     for (chapter, lang), notebook in notebooks.items():
         edition = Edition(chapter, lang)
         executed = with_outputs(notebook, runs[chapter][1], runs[chapter][0])
-        download = absolute_links(embed_figures(executed, lambda name, lang=lang: svg(name, lang)), site_url, lang)
+        download = for_download(embed_figures(executed, lambda name, lang=lang: svg(name, lang)), site_url, lang)
         write_if_changed(GENERATED / edition.page, nbformat.writes(executed))
         write_if_changed(GENERATED / edition.download, nbformat.writes(download))
         editions.append(edition)

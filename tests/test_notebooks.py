@@ -261,10 +261,23 @@ def test_notebook_page_carries_the_sites_scripts_only_and_no_jupyterlab_styleshe
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
-def test_notebook_page_links_its_download(site, chapter, lang):
+def test_notebook_page_links_its_download_and_colab_and_says_it_is_a_notebook(site, chapter, lang):
+    from tests.conftest import REPO_URL
+
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
-    assert f'href="{chapter}.ipynb"' in page
+    assert f'href="{chapter}.ipynb" download>' in page
+    assert f'href="{notebooks.colab_url(REPO_URL, chapter, lang)}"' in page
+    title = Page(DOCS / f"{chapter}.{lang}.md").title
+    h1 = notebooks.TITLE[lang].format(title)
+    assert f"<title>{html.escape(h1, quote=False)}" in page and f">{html.escape(h1, quote=False)}<" in page
     nbformat.validate(download(site, chapter, lang))
+
+
+@pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
+def test_a_downloaded_notebook_says_how_to_run_it_and_does_not_link_itself(site, chapter, lang):
+    first = download(site, chapter, lang).cells[0].source
+    assert notebooks.RUN_IT[lang] in first
+    assert ".ipynb" not in first and "<a " not in first
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)

@@ -84,7 +84,7 @@ def prepare(config) -> figure_cache.Drawings:
     missing_cards = [card for card in every_card(config) if not cards.CACHE.has(cards.card_key(*card))]
     jobs += [("qkvsite.cards", "draw", missing_cards)] if missing_cards else []
     # under `mkdocs serve`, a rebuild makes again only the notebooks of the chapters an edit changed
-    common = [*sorted((site.ROOT / "snippets").rglob("*.py")), site.MKDOCS_YML, config.site_url]
+    common = [*sorted((site.ROOT / "snippets").rglob("*.py")), site.MKDOCS_YML, config.site_url, config.repo_url]
     common = key(*common, sorted(drawings.keys.values()), notebooks.run_key([]))
     pages = lambda chapter: [site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()]  # noqa: E731
     made_from = {chapter: key(common, *pages(chapter)) for chapter in site.chapters()}
@@ -93,7 +93,7 @@ def prepare(config) -> figure_cache.Drawings:
     ]
     for chapter in set(site.chapters()) - set(todo):
         notebooks.RUNS.keep(_made[chapter][1])  # its run is still this build's: not evicted
-    chapter_notebooks = notebooks.chapter_notebooks(todo)
+    chapter_notebooks = notebooks.chapter_notebooks(todo, repo_url=config.repo_url)
     start = time.perf_counter()
     with workers.pool() if jobs else nullcontext() as pool:
         drawn = [pool.apply_async(workers.call, job) for job in jobs]
