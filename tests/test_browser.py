@@ -427,6 +427,20 @@ def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_i
     context.close()
 
 
+@pytest.mark.parametrize("path", ["/en/glossary/", "/en/positional-encoding/", "/verification/"])
+def test_on_a_phone_table_columns_stay_readable_and_a_table_that_scrolls_shows_it(on_a_phone, path):
+    tables = on_a_phone(path).evaluate(
+        """() => [...document.querySelectorAll(".md-typeset__scrollwrap")].map((box) => ({
+            narrowest: Math.min(...[...box.querySelectorAll("td, th")].map((c) => c.getBoundingClientRect().width)),
+            scrolls: box.scrollWidth > box.clientWidth,
+            hint: getComputedStyle(box).backgroundImage}))"""
+    )
+    assert tables, path
+    for table in tables:
+        assert table["narrowest"] >= 90, (path, table)  # 7.5em: no 110 px main column in a 1,600 px tall table
+        assert not table["scrolls"] or table["hint"].count("gradient(") == 4, (path, table)
+
+
 def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(on_a_phone):
     page = on_a_phone("/scaled-dot-product/")
     page.wait_for_function("document.querySelector('.md-typeset pre > code[tabindex]')")  # set a frame after load
