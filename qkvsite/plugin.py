@@ -36,6 +36,7 @@ class Site(BasePlugin):
     def __init__(self):
         self.drawings = None  # the figures' drawings, worked out by the default language's pass
         self.pages = None  # every page block's fingerprint (qkvsite.records), read once a build
+        self.anchors = {}  # every page's heading ids per language, for the language switcher
 
     @event_priority(100)  # before mkdocs-static-i18n reconfigures the nav (-100)
     def on_config(self, config):
@@ -47,6 +48,7 @@ class Site(BasePlugin):
         if building(config) == site.default_language():  # the first pass makes what every language needs
             self.drawings = notebooks.prepare(config)
             self.pages = records.fingerprint()
+            self.anchors = {}
         notebooks.check_rendered_pages(config)
         verification.set_claim(config, self.pages)
 
@@ -84,6 +86,7 @@ class Site(BasePlugin):
     def on_page_context(self, context, page, config, nav):
         page.content = math.typeset_page(page.content, page)
         notebooks.edit_the_chapter_page(page)
+        material_fixes.record_anchors(page, building(config), self.anchors)
         return context
 
     def on_post_page(self, output, page, config):
@@ -93,6 +96,7 @@ class Site(BasePlugin):
     def on_post_build(self, config):
         if whole_build_ends(config):
             search.one_index_per_language(config)
+            material_fixes.write_anchors(config, self.anchors)
             notebooks.finish(config)
 
     def on_serve(self, server, config, builder):

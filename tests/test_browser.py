@@ -10,7 +10,7 @@ import json
 import re
 import subprocess
 import sys
-from urllib.parse import urlparse
+from urllib.parse import quote, unquote, urlparse
 
 import pytest
 
@@ -252,6 +252,19 @@ def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, tar
         link.evaluate("a => a.click()")  # the menu opens on hover; the link is what matters
     assert in_site(page.url) == target
     assert page.locator("html").get_attribute("lang") == lang
+
+
+@pytest.mark.parametrize("start, lang, heading", [("/en/scaled-dot-product/", "zh", 3), ("/faq-matrices/", "en", 2)])
+def test_the_language_switcher_keeps_the_section_the_reader_is_in(page, origin, site, start, lang, heading):
+    pages = json.loads((site / "anchors.json").read_text(encoding="utf-8"))
+    ids = pages[start.removeprefix("/en").lstrip("/")]
+    here = ids["zh" if lang == "en" else "en"][heading]
+    page.goto(origin + start + "#" + quote(here), wait_until="networkidle")
+    with page.expect_navigation():
+        page.locator(f'a.md-select__link[hreflang="{lang}"]').evaluate("a => a.click()")
+    page.wait_for_load_state("load")
+    assert in_site(page.url) == ("/en" if lang == "en" else "") + start.removeprefix("/en")
+    assert unquote(urlparse(page.url).fragment) == ids[lang][heading]
 
 
 # one of the first three results must be one of these pages; "attention" is the whole site's subject, so the home

@@ -220,3 +220,16 @@ def test_each_language_has_its_own_404_page(site, path, lang, title):
     html = (site / path).read_text(encoding="utf-8")
     assert f'<html lang="{lang}"' in html
     assert title in html
+
+
+@pytest.mark.site
+def test_every_page_has_the_same_number_of_headings_in_both_editions_for_the_language_switcher(site):
+    import json
+
+    from qkvsite import config
+
+    pages = json.loads((site / "anchors.json").read_text(encoding="utf-8"))
+    assert json.loads((site / "en" / "anchors.json").read_text(encoding="utf-8")) == pages
+    for path, ids in pages.items():
+        assert set(ids) == set(config.languages()), path
+        assert len({len(each) for each in ids.values()}) == 1, (path, ids)

@@ -73,3 +73,26 @@ document$.subscribe(() => {
   const dialog = document.querySelector('.md-search[role="dialog"]');
   if (dialog) dialog.setAttribute("aria-label", document.documentElement.lang === "zh" ? "搜索" : "Search");
 });
+
+// The language switcher keeps the reader's section: the same heading in the other edition. Both editions have the
+// same headings in the same order; anchors.json (qkvsite.hooks.material_fixes) lists each page's heading ids.
+document.addEventListener("click", async (event) => {
+  const link = event.target.closest("a.md-select__link[hreflang]");
+  const here = decodeURIComponent(location.hash.slice(1));
+  if (!link || !here) return;
+  event.preventDefault();
+  let target = link.href;
+  try {
+    const config = JSON.parse(document.getElementById("__config").textContent);
+    const base = new URL(config.base.replace(/\/?$/, "/"), location.href);
+    const pages = await (await fetch(new URL("anchors.json", base))).json();
+    const lang = document.documentElement.lang;
+    const page = decodeURIComponent(location.pathname).slice(decodeURIComponent(base.pathname).length);
+    const ids = pages[page] || {};
+    const index = (ids[lang] || []).indexOf(here);
+    const other = (ids[link.hreflang] || [])[index];
+    if (index >= 0 && other) target = `${link.href.split("#")[0]}#${encodeURIComponent(other)}`;
+  } finally {
+    location.href = target;
+  }
+});

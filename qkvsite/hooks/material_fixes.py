@@ -19,6 +19,11 @@ footer, link previews). What is left here:
    switcher still holds the last page's links. The alternates are set back to
    the language roots for the 404 template; the Chinese page stays at
    ``404.html``, the English one goes to ``en/404.html``.
+4. The language switcher keeps the reader's section. Its links lead to the other
+   edition's page, without the ``#section``; the two editions have the same
+   headings in the same order (tests/test_i18n.py), so ``anchors.json`` lists each
+   page's heading ids per language and ``docs/javascripts/site.js`` adds the other
+   edition's id of the same heading when the reader switches.
 """
 
 import json
@@ -93,3 +98,23 @@ def not_found_page(output, template_name, config):
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(output, encoding="utf-8")
     return _not_found_pages.get(site.default_language(), output)
+
+
+def record_anchors(page, lang: str, anchors: dict) -> None:
+    """Item 4: the page's heading ids in order, under its path inside its language's root."""
+    ids = []
+
+    def walk(items):
+        for item in items:
+            ids.append(item.id)
+            walk(item.children)
+
+    walk(page.toc)
+    anchors.setdefault(page.url.removeprefix(site.url_prefix(lang)), {})[lang] = ids
+
+
+def write_anchors(config, anchors: dict) -> None:
+    """Item 4: ``anchors.json`` in each language's root, where site.js finds it from the page's ``base``."""
+    data = json.dumps(anchors, ensure_ascii=False, separators=(",", ":"))
+    for lang in site.languages():
+        (Path(config.site_dir) / site.url_prefix(lang) / "anchors.json").write_text(data, encoding="utf-8")
