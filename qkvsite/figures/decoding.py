@@ -9,8 +9,8 @@ from qkvsite.figures import figure, palette, words
 TEXT = {
     "upper_title": ("is_causal=True：对齐左上角（错）", "is_causal=True: aligned top left (wrong)"),
     "lower_title": (
-        "causal_lower_right / tril(S − L)：对齐右下角（对）",
-        "causal_lower_right / tril(S − L): aligned bottom right (right)",
+        "causal_lower_right / tril($L_k - L_q$)：对齐右下角（对）",
+        "causal_lower_right / tril($L_k - L_q$): aligned bottom right (right)",
     ),
     "key": ("键（{} 个缓存的词元 + {} 个新词元）", "keys ({} cached tokens + {} new ones)"),
     "query": ("新词元的查询", "queries of the new tokens"),
@@ -19,7 +19,7 @@ TEXT = {
     "token": ("词元 {}", "token {}"),
     "speed_title": ("生成一个词元的时间（{} 次取最短）", "Time to generate one token (best of {})"),
     "ratio_title": ("不用缓存 / 用缓存", "without cache / with cache"),
-    "length": ("这一步看到的词元数 $L_k$", "tokens this step sees, S"),
+    "length": ("这一步看到的词元数 $L_k$", "tokens this step sees, $L_k$"),
     "ms": ("毫秒 / 词元", "ms per token"),
     "full": ("不用缓存：整段重算", "no cache: recompute everything"),
     "with_cache": ("KV 缓存：只算新词元", "KV cache: the new token only"),
@@ -66,18 +66,18 @@ def _mask(ax, mask, row_labels, col_labels):
 @figure("decoding-causal-alignment", "decoding/causal_alignment.py")
 def causal_alignment(ns, lang):
     t = words(TEXT, lang)
-    S, L = ns["S"], ns["L"]
-    cached = S - L
-    cols = [t["cached"] if j < cached else t["new"] for j in range(S)]
+    L_k, L_q = ns["L_k"], ns["L_q"]
+    cached = L_k - L_q
+    cols = [t["cached"] if j < cached else t["new"] for j in range(L_k)]
     cols = [f"{j}\n{c}" for j, c in enumerate(cols)]
-    rows = [t["token"].format(cached + i) for i in range(L)]
+    rows = [t["token"].format(cached + i) for i in range(L_q)]
     fig, axes = plt.subplots(2, 1, figsize=(7.6, 4.8))
     for ax, key, title in zip(axes, ["upper_left", "lower_right"], ["upper_title", "lower_title"], strict=True):
         _mask(ax, ns[key].tolist(), rows, cols)
         ax.axvline(cached - 0.5, color=palette()["ink"], lw=1.2, ls="--")
         ax.set_title(t[title], fontsize=10)
         ax.set_ylabel(t["query"], fontsize=9)
-    axes[-1].set_xlabel(t["key"].format(cached, L), fontsize=9)
+    axes[-1].set_xlabel(t["key"].format(cached, L_q), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -103,7 +103,7 @@ def kv_cache_speed(ns, lang):
     ax_t.plot(lengths, ms["cached"], "s-", color="tab:blue", label=t["with_cache"])
     ax_t.set_xscale("log", base=2)
     ax_t.set_ylim(bottom=0)
-    ax_t.set_xticks(lengths, [str(S) for S in lengths])
+    ax_t.set_xticks(lengths, [str(length) for length in lengths])
     ax_t.set_xlabel(t["length"])
     ax_t.set_ylabel(t["ms"])
     ax_t.set_title(t["speed_title"].format(ns["repeats"]), fontsize=10)
@@ -114,7 +114,7 @@ def kv_cache_speed(ns, lang):
     for x, value in zip(positions, speedup, strict=True):
         ax_r.text(x, value, t["times"].format(value), ha="center", va="bottom", fontsize=9)
     ax_r.axhline(1, color=palette()["muted"], lw=0.8, ls=":")
-    ax_r.set_xticks(positions, [str(S) for S in lengths])
+    ax_r.set_xticks(positions, [str(length) for length in lengths])
     ax_r.set_xlabel(t["length"])
     ax_r.set_ylim(0, max(speedup) * 1.18)
     ax_r.set_title(t["ratio_title"], fontsize=10)
