@@ -40,6 +40,7 @@ class Site(BasePlugin):
 
     @event_priority(100)  # before mkdocs-static-i18n reconfigures the nav (-100)
     def on_config(self, config):
+        sources.repo_from_git_remote(config)
         chapters.add_notebook_nav(config)
         notebooks.set_up_rendering(config)
         return config

@@ -161,3 +161,30 @@ def test_404_pages_use_the_site_root_for_styles_and_links(site, lang):
     local = [h for h in hrefs if not h.startswith(("http://", "https://", "data:"))]
     assert local and all(h.startswith(base) for h in local), [h for h in local if not h.startswith(base)]
     assert f'<html lang="{lang}"' in html
+
+
+@pytest.mark.parametrize(
+    "remote, repo",
+    [
+        ("git@github.com:someone/qkv.git", "https://github.com/someone/qkv"),
+        ("https://github.com/someone/qkv-site", "https://github.com/someone/qkv-site"),
+        ("https://gitlab.com/someone/qkv.git", "https://github.com/OWNER/REPO"),
+    ],
+)
+def test_a_local_build_links_the_github_repository_its_clone_came_from(tmp_path, monkeypatch, remote, repo):
+    import subprocess
+    from types import SimpleNamespace
+
+    from qkvsite.hooks import sources
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
+    monkeypatch.setattr(sources.site, "ROOT", tmp_path)
+    monkeypatch.delenv("REPO_URL", raising=False)
+    config = SimpleNamespace(repo_url="https://github.com/OWNER/REPO")
+    sources.repo_from_git_remote(config)
+    assert config.repo_url == repo
+    monkeypatch.setenv("REPO_URL", "https://github.com/set/explicitly")
+    config.repo_url = "https://github.com/set/explicitly"
+    sources.repo_from_git_remote(config)
+    assert config.repo_url == "https://github.com/set/explicitly"

@@ -6,11 +6,14 @@ the block above" for a ``cont`` block and "requires torch >= X.Y" where its code
 Authors write only the markers and declarations; the labels follow from them
 (``qkvsite.dialect``), so the page and the tests cannot disagree. Each file name
 in a title links to the snippet's lines in the repository, and a Markdown link
-``[text](repo:path)`` links to a file of the repository (``README.md``).
+``[text](repo:path)`` links to a file of the repository (``README.md``). A build
+without ``REPO_URL`` (a local one) links the GitHub repository its clone came from.
 """
 
 import html
+import os
 import re
+import subprocess
 
 from qkvsite import config as site
 from qkvsite.dialect import Block, Page
@@ -108,3 +111,20 @@ def link_titles(html_text: str, page) -> str:
         return f'<span class="filename"><a href="{html.escape(url)}">{match[1]}</a>'
 
     return TITLE.sub(link, html_text)
+
+
+GITHUB_REMOTE = re.compile(r"(?:https://|ssh://git@|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?")
+
+
+def repo_from_git_remote(config) -> None:
+    """Without ``REPO_URL``, the repository links lead to this clone's origin on GitHub, not to mkdocs.yml's
+    placeholder; a clone of somewhere else keeps the placeholder."""
+    if os.environ.get("REPO_URL"):
+        return
+    try:
+        command = ["git", "remote", "get-url", "origin"]
+        remote = subprocess.run(command, cwd=site.ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return
+    if match := GITHUB_REMOTE.fullmatch(remote):
+        config.repo_url = f"https://github.com/{match[1]}/{match[2]}"
