@@ -39,8 +39,8 @@ TEXT = {
     "fit": ("最后三点拟合斜率 {:.2f}", "fitted slope of the last three points {:.2f}"),
     "slope2": ("斜率 2 参考线", "slope 2 guide"),
     "mem_title": (
-        "一次注意力调用的峰值内存（{} 个头，$d = {}$）",
-        "Peak memory of one attention call ({} heads, $d = {}$)",
+        "一次注意力调用的峰值内存（{} 个头，$d_k = {}$）",
+        "Peak memory of one attention call ({} heads, $d_k = {}$)",
     ),
     "naive": (
         "朴素实现：$\\mathrm{softmax}(q k^\\top / \\sqrt{d})\\, v$",
