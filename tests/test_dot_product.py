@@ -145,11 +145,11 @@ def test_similarity_weights_rows_sum_to_one(device, dtype):
         (lambda: similarity_weights(torch.ones(3, 0)), ValueError, "got shape (3, 0)"),
         (lambda: similarity_weights(torch.ones(3, 4, dtype=torch.int64)), TypeError, "torch.int64, shape (3, 4)"),
         (lambda: weighted_sum(torch.ones(3, 3), torch.ones(4, 2)), ValueError, "(3, 3) has 3 columns but x (4, 2)"),
-        (lambda: weighted_sum(torch.ones(3), torch.ones(3, 2)), ValueError, "weights must be (n, d)"),
+        (lambda: weighted_sum(torch.ones(3), torch.ones(3, 2)), ValueError, "weights must be (L, d)"),
         (lambda: weighted_sum(torch.ones(2, 0), torch.ones(0, 2)), ValueError, "got shape (2, 0)"),
         (lambda: weighted_sum(torch.ones(3, 3), torch.ones(3, 2, dtype=torch.int32)), TypeError, "(3, 2)"),
         (lambda: self_attention_without_parameters(torch.ones(2, 0, 4)), ValueError, "(2, 0, 4)"),
-        (lambda: check_tokens("q", torch.tensor(1.0)), ValueError, "q must be (n, d)"),
+        (lambda: check_tokens("q", torch.tensor(1.0)), ValueError, "q must be (L, d)"),
     ],
     ids=[
         "wrong-rank",

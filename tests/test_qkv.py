@@ -85,7 +85,7 @@ def test_untrained_projections_give_nearly_even_weights(chapter):
 
 def test_self_attention_output_has_width_d_v_and_matches_sdpa(chapter):
     Q, K, V, Z = (chapter[k] for k in "QKVZ")
-    assert Z.shape == (chapter["n"], chapter["d_v"])
+    assert Z.shape == (chapter["L"], chapter["d_v"])
     assert_close(Z, F.scaled_dot_product_attention(Q, K, V))
     assert_close(chapter["out"], Z)
 
@@ -295,18 +295,18 @@ def test_keys_and_values_follow_the_context_length():
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda p: p(torch.ones(8)), ValueError, "x must be (n, 8) or (batch, n, 8), got shape (8,)"),
+        (lambda p: p(torch.ones(8)), ValueError, "x must be (L, 8) or (B, L, 8), got shape (8,)"),
         (lambda p: p(torch.ones(4, 7)), ValueError, "x has 7 features per token but the projection expects 8"),
         (lambda p: p(torch.ones(0, 8)), ValueError, "x needs at least one token, got shape (0, 8)"),
         (lambda p: p(torch.ones(2, 0, 8)), ValueError, "got shape (2, 0, 8)"),
         (lambda p: p(torch.ones(4, 8, dtype=torch.int64)), TypeError, "got torch.int64, shape (4, 8)"),
-        (lambda p: p(torch.ones(4, 8), torch.ones(5)), ValueError, "context must be (n, 8)"),
+        (lambda p: p(torch.ones(4, 8), torch.ones(5)), ValueError, "context must be (L, 8)"),
         (lambda p: p(torch.ones(4, 8), torch.ones(5, 9)), ValueError, "context has 9 features"),
         (lambda p: p(torch.ones(4, 8), torch.ones(0, 8)), ValueError, "context needs at least one token"),
         (lambda p: p(torch.ones(4, 8), torch.ones(5, 8, dtype=torch.bool)), TypeError, "torch.bool, shape (5, 8)"),
         (lambda p: p(torch.ones(2, 4, 8), torch.ones(3, 5, 8)), ValueError, "x (2, 4, 8) and context (3, 5, 8)"),
         (lambda p: p(torch.ones(4, 8, dtype=torch.float64)), TypeError, "x is torch.float64, shape (4, 8)"),
-        (lambda p: check_sequence("q", torch.tensor(1.0), 8), ValueError, "q must be (n, 8)"),
+        (lambda p: check_sequence("q", torch.tensor(1.0), 8), ValueError, "q must be (L, 8)"),
     ],
     ids=[
         "wrong-rank",
@@ -356,7 +356,7 @@ def test_projection_figure_shows_the_example_matrices_and_shapes():
         assert "({}×{})".format(*t.shape) in svg
         for cell in cells(t, "{:.2f}"):
             assert f">{cell}<" in svg
-    assert "词 0" in render("qkv-projections", "zh").decode()
+    assert "词元 0" in render("qkv-projections", "zh").decode()
 
 
 def test_score_and_cross_attention_figures_show_the_computed_values():

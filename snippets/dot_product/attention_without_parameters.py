@@ -5,10 +5,10 @@ import torch
 
 
 def check_tokens(name: str, t: torch.Tensor) -> None:
-    """Raise unless t is a float tensor of shape (..., n, d), n, d >= 1."""
+    """Raise unless t is a float tensor of shape (..., L, d), L, d >= 1."""
     shape = tuple(t.shape)
     if t.ndim < 2:
-        raise ValueError(f"{name} must be (n, d) or (batch, n, d), got {shape}")
+        raise ValueError(f"{name} must be (L, d) or (B, L, d), got {shape}")
     if 0 in shape[-2:]:
         raise ValueError(f"{name} needs a row and a column, got shape {shape}")
     if not t.is_floating_point():
@@ -16,7 +16,7 @@ def check_tokens(name: str, t: torch.Tensor) -> None:
 
 
 def similarity_weights(x: torch.Tensor) -> torch.Tensor:
-    """Row-wise softmax of X Xᵀ: (..., n, d) -> (..., n, n), rows sum to 1."""
+    """Row-wise softmax of X Xᵀ: (..., L, d) -> (..., L, L), rows sum to 1."""
     check_tokens("x", x)
     return torch.softmax(x @ x.transpose(-2, -1), dim=-1)
 
@@ -24,7 +24,7 @@ def similarity_weights(x: torch.Tensor) -> torch.Tensor:
 def weighted_sum(weights: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Row i of the result is sum_j weights[i, j] * x[j].
 
-    Shapes: (..., n, m) and (..., m, d) -> (..., n, d).
+    Shapes: (..., L_q, L_k) and (..., L_k, d) -> (..., L_q, d).
     """
     check_tokens("weights", weights)
     check_tokens("x", x)

@@ -1,11 +1,11 @@
-"""Chapter 1's exercises: shifting and scaling scores; cosine; word order."""
+"""Chapter 1's exercises: shifting and scaling scores; cosine; token order."""
 
 # --8<-- [start:shift_and_scale]
 import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-# the chapter's X: one row per word, as in section 1.2
+# the chapter's X: one row per token, as in section 1.2
 tokens = ["cat", "dog", "car"]
 X = torch.tensor(
     [[1.0, 0.8, 0.1, 0.0], [0.9, 1.0, 0.0, 0.2], [0.0, 0.1, 1.0, 0.9]],
@@ -36,15 +36,15 @@ X_unit = X / X.norm(dim=-1, keepdim=True)
 A_cos = torch.softmax(X_unit @ X_unit.T, dim=-1)
 print("dot product, cat row:", row(A))
 print("cosine,      cat row:", row(A_cos))
-most = A_cos.argmax(dim=-1)  # the word each word weights most
+most = A_cos.argmax(dim=-1)  # the token each token weights most
 itself = torch.arange(len(tokens), device=device)
-print("cosine: every word weights itself most:", torch.equal(most, itself))
+print("cosine: every token weights itself most:", torch.equal(most, itself))
 # --8<-- [end:cosine_weights]
 
 
 # --8<-- [start:word_order]
 def attend(x):
-    """Softmax(X Xᵀ) X for one sequence of shape (n, d)."""
+    """Softmax(X Xᵀ) X for one sequence of shape (L, d)."""
     return torch.softmax(x @ x.T, dim=-1) @ x
 
 

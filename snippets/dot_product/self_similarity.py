@@ -6,7 +6,7 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 tokens = ["cat", "dog", "car"]
-# one row per token, one column per feature: X has shape (n, d) = (3, 4)
+# one row per token, one column per feature: X has shape (L, d) = (3, 4)
 X = torch.tensor(
     [
         [1.0, 0.8, 0.1, 0.0],  # cat

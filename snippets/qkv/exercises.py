@@ -10,8 +10,8 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n, d_model, d_k, d_v = 4, 8, 6, 5
-X = torch.randn(n, d_model).to(device)
+L, d_model, d_k, d_v = 4, 8, 6, 5
+X = torch.randn(L, d_model).to(device)
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 w_k = nn.Linear(d_model, d_k, bias=False).to(device)
 w_v = nn.Linear(d_model, d_v, bias=False).to(device)
@@ -42,8 +42,8 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n, d_model, d_k = 4, 8, 6
-X = torch.randn(n, d_model).to(device)
+L, d_model, d_k = 4, 8, 6
+X = torch.randn(L, d_model).to(device)
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 
 with torch.no_grad():
@@ -52,7 +52,7 @@ with torch.no_grad():
     A = torch.softmax(S, dim=-1)
 print("S symmetric:", torch.allclose(S, S.T, atol=1e-6))
 print("A symmetric:", torch.allclose(A, A.T, atol=1e-6))
-ones = torch.ones(n, device=device)
+ones = torch.ones(L, device=device)
 print("rows of A sum to 1:", torch.allclose(A.sum(dim=-1), ones))
 print("columns of A sum to 1:", torch.allclose(A.sum(dim=0), ones))
 # --8<-- [end:shared]
@@ -83,17 +83,17 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n_q, n_kv, d_model, d_k, d_v = 3, 7, 8, 6, 5
-x = torch.randn(n_q, d_model).to(device)  # the queries' sequence
-a = torch.randn(n_kv, d_model).to(device)  # the keys come from a ...
-b = torch.randn(n_kv, d_model).to(device)  # ... the values from b
+L_q, L_k, d_model, d_k, d_v = 3, 7, 8, 6, 5
+x = torch.randn(L_q, d_model).to(device)  # the queries' sequence
+a = torch.randn(L_k, d_model).to(device)  # the keys come from a ...
+b = torch.randn(L_k, d_model).to(device)  # ... the values from b
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 w_k = nn.Linear(d_model, d_k, bias=False).to(device)
 w_v = nn.Linear(d_model, d_v, bias=False).to(device)
 
 with torch.no_grad():
     Q, K, V = w_q(x), w_k(a), w_v(b)  # K and V: two tensors, same length
-    A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (n_q, n_kv)
+    A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (L_q, L_k)
     out = F.scaled_dot_product_attention(Q, K, V)
     print("output", tuple(out.shape))
     print(torch.allclose(out, A @ V, atol=1e-6))

@@ -7,18 +7,18 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n, d_model, d_k, d_v = 4, 8, 6, 5  # 4 tokens, 8 features each
+L, d_model, d_k, d_v = 4, 8, 6, 5  # 4 tokens, 8 features each
 
-X = torch.randn(n, d_model).to(device)  # one row per token: (n, d_model)
+X = torch.randn(L, d_model).to(device)  # one row per token: (L, d_model)
 
 # three independent projections; each has its own learnable matrix
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 w_k = nn.Linear(d_model, d_k, bias=False).to(device)
 w_v = nn.Linear(d_model, d_v, bias=False).to(device)
 
-Q = w_q(X)  # (n, d_k)
-K = w_k(X)  # (n, d_k)
-V = w_v(X)  # (n, d_v)
+Q = w_q(X)  # (L, d_k)
+K = w_k(X)  # (L, d_k)
+V = w_v(X)  # (L, d_v)
 for name, t in [("X", X), ("Q", Q), ("K", K), ("V", V)]:
     print(name, tuple(t.shape))
 # --8<-- [end:project]
@@ -39,23 +39,23 @@ print(torch.allclose(Q[2], X[2] @ W_Q, atol=1e-6))
 # --8<-- [end:weight]
 
 # --8<-- [start:roles]
-# (n, d_k) @ (d_k, n) -> (n, n); S[i, j] = q_i · k_j / √d_k
+# (L, d_k) @ (d_k, L) -> (L, L); S[i, j] = q_i · k_j / √d_k
 S = Q @ K.T / d_k**0.5
 A = torch.softmax(S, dim=-1)  # row i: how much token i takes from each token
-Z = A @ V  # (n, n) @ (n, d_v) -> (n, d_v)
+Z = A @ V  # (L, L) @ (L, d_v) -> (L, d_v)
 print("S", tuple(S.shape), "Z", tuple(Z.shape))
 
 # S[0, 2] compares what token 0 asks for with what token 2 offers
 print(torch.allclose(S[0, 2], Q[0] @ K[2] / d_k**0.5))
 # Z[0] mixes whole rows of V with the weights of row 0
-print(torch.allclose(Z[0], sum(A[0, j] * V[j] for j in range(n))))
+print(torch.allclose(Z[0], sum(A[0, j] * V[j] for j in range(L))))
 # Q and K differ, so "0 looks at 2" is no longer "2 looks at 0"
 print(torch.allclose(S, S.T))
 # --8<-- [end:roles]
 
 # --8<-- [start:widths]
 w_k_wide = nn.Linear(d_model, d_k + 1, bias=False).to(device)
-K_wide = w_k_wide(X)  # (n, d_k + 1): keys one number longer than the queries
+K_wide = w_k_wide(X)  # (L, d_k + 1): keys one number longer than the queries
 try:
     Q @ K_wide.T
 except RuntimeError as error:

@@ -6,11 +6,11 @@ from torch import nn
 
 
 def check_sequence(name: str, t: torch.Tensor, d: int) -> None:
-    """Raise unless t is a float tensor of shape (..., n, d) with n >= 1."""
+    """Raise unless t is a float tensor of shape (..., L, d) with L >= 1."""
     shape = tuple(t.shape)
     if t.ndim < 2:
         raise ValueError(
-            f"{name} must be (n, {d}) or (batch, n, {d}), got shape {shape}"
+            f"{name} must be (L, {d}) or (B, L, {d}), got shape {shape}"
         )
     if not t.is_floating_point():
         message = f"{name} must be a float tensor, got {t.dtype}, shape {shape}"
@@ -40,9 +40,9 @@ class QKVProjection(nn.Module):
         self.w_v = nn.Linear(d_context, d_v, bias=False)
 
     def forward(self, x: torch.Tensor, context: torch.Tensor | None = None):
-        """x: (..., n_q, d_model); context: (..., n_kv, d_context), x if None.
+        """x: (..., L_q, d_model); context: (..., L_k, d_context), x if None.
 
-        Returns Q (..., n_q, d_k), K (..., n_kv, d_k) and V (..., n_kv, d_v).
+        Returns Q (..., L_q, d_k), K (..., L_k, d_k) and V (..., L_k, d_v).
         """
         context = x if context is None else context
         check_sequence("x", x, self.w_q.in_features)

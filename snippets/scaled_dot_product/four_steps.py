@@ -10,9 +10,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 tokens = ["I", "drink", "green", "tea"]
 torch.manual_seed(519)
 # random stand-ins for the projections of chapter 2: one row per token
-Q = torch.randn(4, 6).to(device)  # queries: n × d_k = 4 × 6
-K = torch.randn(4, 6).to(device)  # keys:    n × d_k = 4 × 6
-V = torch.randn(4, 5).to(device)  # values:  n × d_v = 4 × 5
+Q = torch.randn(4, 6).to(device)  # queries: L × d_k = 4 × 6
+K = torch.randn(4, 6).to(device)  # keys:    L × d_k = 4 × 6
+V = torch.randn(4, 5).to(device)  # values:  L × d_v = 4 × 5
 print(Q.shape, K.shape, V.shape)
 # --8<-- [end:data]
 
@@ -25,16 +25,19 @@ print(torch.allclose(scores[1, 2], Q[1] @ K[2], atol=1e-5))
 # --8<-- [end:step1]
 
 # --8<-- [start:step2]
-import math
-
 # step 2: divide by √d_k
 d_k = K.shape[-1]  # a Python int, not a tensor
-print(type(d_k).__name__, d_k, d_k**0.5 == math.sqrt(d_k))
 scaled = scores / d_k**0.5
 print(scaled.cpu())
+# --8<-- [end:step2]
+
+# --8<-- [start:sqrt_forms]
+import math
+
+print(type(d_k).__name__, d_k, d_k**0.5 == math.sqrt(d_k))
 # math.sqrt takes a one-element tensor too, so it would work either way
 print(math.sqrt(torch.tensor(36.0, device=device)))
-# --8<-- [end:step2]
+# --8<-- [end:sqrt_forms]
 
 # --8<-- [start:step3]
 # step 3: softmax over the last dimension, i.e. each row separately

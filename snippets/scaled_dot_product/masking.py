@@ -71,6 +71,19 @@ stored = fills.to(fp8).float()  # into float8, then back to float32 to look
 print(stored.isinf().tolist())  # neither comes back as -inf
 # --8<-- [end:float8]
 
+# --8<-- [start:fp8_types]
+# requires torch >= 2.7: float8_e8m0fnu
+# torch's five float8 types and the lowest value of each
+for name in [
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",  # no sign bit: its lowest value is positive
+]:
+    print(f"{name:16}", torch.finfo(getattr(torch, name)).min)
+# --8<-- [end:fp8_types]
+
 # --8<-- [start:conventions]
 import torch.nn as nn
 import torch.nn.functional as F
