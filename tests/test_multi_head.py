@@ -182,7 +182,7 @@ def test_masked_positions_get_exactly_zero_weight(device):
 
 def test_head_by_head_loop_equals_the_batched_module(head_by_head):
     ns = head_by_head
-    E, H = ns["E"], ns["H"]
+    E, H = ns["d_model"], ns["H"]
     mha = MultiHeadAttention(E, H, bias=False).to(ns["device"])
     with torch.no_grad():
         mha.in_proj.weight.copy_(torch.cat(ns["W_Q"] + ns["W_K"] + ns["W_V"], dim=1).T)
@@ -240,7 +240,7 @@ def test_parameter_shapes_section_lists_what_the_count_adds_up():
     printed = io.StringIO()
     run_snippet("multi_head/multi_head_attention.py", stdout=printed)
     lines = printed.getvalue().splitlines()
-    listed = lines[lines.index("4·E²       = 1,048,576") + 1 :]
+    listed = lines[lines.index("4·d_model²             = 1,048,576") + 1 :]
     E = 512
     assert listed == [
         f"in_proj_weight   {(3 * E, E)}",
@@ -266,7 +266,7 @@ x5 = torch.ones(2, 5, 12)
     [
         (lambda m: m(torch.ones(12)), ValueError, "got shape (12,)"),
         (lambda m: m(torch.ones(1, 2, 5, 12)), ValueError, "got shape (1, 2, 5, 12)"),
-        (lambda m: m(torch.ones(2, 5, 10)), ValueError, "x (2, 5, 10) has E = 10, expected embed_dim = 12"),
+        (lambda m: m(torch.ones(2, 5, 10)), ValueError, "x (2, 5, 10) has d_model = 10, expected embed_dim = 12"),
         (lambda m: m(torch.ones(2, 0, 12)), ValueError, "got shape (2, 0, 12)"),
         (lambda m: m(torch.ones(0, 5, 12)), ValueError, "got shape (0, 5, 12)"),
         (lambda m: m(torch.ones(0, 12)), ValueError, "got shape (0, 12)"),
@@ -329,7 +329,7 @@ def test_flow_figure_shows_the_shapes_of_a_traced_run():
     for name in ["X", "Q", "Q_h", "weights", "heads", "merged", "output"]:
         assert str(tuple(trace[name].shape)) in drawn, name
     B, H, L, d = trace["Q_h"].shape
-    assert f"(B, L, E/H) = {(B, L, d)}" in drawn  # one head's Q_i, K_i, V_i
+    assert f"(B, L, d_k) = {(B, L, d)}" in drawn  # one head's Q_i, K_i, V_i
     assert "第 0 个头" in drawn and "head 0" in svg("multi-head-flow", "en")
 
 
@@ -451,3 +451,13 @@ def test_cross_attention_from_the_in_proj_blocks_equals_nn_multihead_attention(L
     assert_close(out, expected_out)
     assert_close(weights, expected_weights)
     assert_close(F.scaled_dot_product_attention(Q_h, K_h, V_h), weights @ V_h)
+
+
+def test_one_row_of_weights_blends_what_two_heads_keep_apart():
+    ns = run_snippet("multi_head/two_views.py")
+    V, similar, following, shared = ns["V"], ns["similar"], ns["following"], ns["shared"]
+    assert_close(shared.sum(), torch.tensor(1.0, device=shared.device))  # still one row of weights
+    assert_close(similar @ V, V[0])  # cat, exactly
+    assert_close(following @ V, V[2])  # car, exactly
+    assert_close(shared @ V, (V[0] + V[2]) / 2)  # one row: the average of the two
+    assert ns["both"].shape == (2 * V.shape[1],)  # two heads: both readings, side by side

@@ -23,31 +23,31 @@ def table():
     return run_script("shape_table.py")
 
 
-# the page's table, as letters: each step's shape in terms of B, L, E, H
+# the page's table, as letters: each step's shape in terms of B, L, d_model, H
 TABLE = {
-    "X": "B L E",
-    "Q": "B L E",
-    "K": "B L E",
-    "V": "B L E",
-    "Q_h": "B H L E/H",
-    "K_h": "B H L E/H",
-    "V_h": "B H L E/H",
+    "X": "B L d_model",
+    "Q": "B L d_model",
+    "K": "B L d_model",
+    "V": "B L d_model",
+    "Q_h": "B H L d_k",
+    "K_h": "B H L d_k",
+    "V_h": "B H L d_k",
     "scores": "B H L L",
     "weights": "B H L L",
-    "heads": "B H L E/H",
-    "merged": "B L E",
-    "output": "B L E",
+    "heads": "B H L d_k",
+    "merged": "B L d_model",
+    "output": "B L d_model",
 }
 
 
 def sizes(letters, B, L, E, H):
-    value = {"B": B, "L": L, "E": E, "H": H, "E/H": E // H}
+    value = {"B": B, "L": L, "d_model": E, "H": H, "d_k": E // H}
     return tuple(value[s] for s in letters.split())
 
 
 def test_table_script_traces_the_chapter_4_module(table):
     assert list(table["steps"]) == list(TABLE)
-    B, L, E, H = table["B"], table["L"], table["E"], table["H"]
+    B, L, E, H = table["B"], table["L"], table["d_model"], table["H"]
     for name, letters in TABLE.items():
         assert tuple(table["trace"][name].shape) == sizes(letters, B, L, E, H), name
     assert table["trace"]["X"] is table["x"]  # X goes in as it is: never split
@@ -61,7 +61,7 @@ def test_table_holds_for_other_sizes(B, L, E, H, device):
 
 
 def test_single_head_keeps_a_head_dimension_of_size_one(table):
-    B, L, E = table["B"], table["L"], table["E"]
+    B, L, E = table["B"], table["L"], table["d_model"]
     assert tuple(table["single"]["Q_h"].shape) == (B, 1, L, E)
     assert tuple(table["single"]["scores"].shape) == (B, 1, L, L)
 
@@ -222,7 +222,7 @@ def test_exercise_batch_check_flags_the_default_layout_only():
     ns = run_script("exercises.py")
     x, y = ns["x"], ns["y"]
     assert torch.equal(x[0], y[0]) and not torch.equal(x[1], y[1])
-    E, H = ns["E"], ns["H"]
+    E, H = ns["d_model"], ns["H"]
     default = nn.MultiheadAttention(E, H).to(x.device)
     fixed = nn.MultiheadAttention(E, H, batch_first=True).to(x.device)
     fixed.load_state_dict(default.state_dict())
@@ -232,7 +232,7 @@ def test_exercise_batch_check_flags_the_default_layout_only():
 
 def test_page_split_example_mixes_tokens_only_when_viewed_directly():
     ns = run_script("view_and_reshape.py")
-    x, right, wrong, E = ns["x"], ns["right"], ns["wrong"], ns["E"]
+    x, right, wrong, E = ns["x"], ns["right"], ns["wrong"], ns["d_model"]
     tokens_right = right // E  # which token every number came from: row i is token i
     assert bool((tokens_right == torch.arange(ns["L"], device=x.device)[:, None]).all())
     assert not torch.equal(wrong // E, tokens_right)
@@ -289,7 +289,7 @@ def test_default_layout_attends_across_the_batch(device, dtype):
 def test_batch_first_page_example_outputs_differ():
     # also the FAQ's Q16: the minimal call, right and wrong
     ns = run_script("batch_first.py")
-    B, L, E = ns["B"], ns["L"], ns["E"]
+    B, L, E = ns["B"], ns["L"], ns["d_model"]
     assert tuple(ns["weights"].shape) == (L, B, B)
     assert ns["out"].shape == ns["out_fixed"].shape == (B, L, E)  # the wrong layout keeps the shape
     assert not torch.allclose(ns["out"], ns["out_fixed"], atol=1e-5)
@@ -306,4 +306,4 @@ def test_split_heads_figure_shows_the_numbers_and_their_tokens():
     drawn = render("split-heads", "zh").decode("utf-8")
     for v in ns["x"].flatten().tolist():
         assert f">{v}<" in drawn
-    assert "词0" in drawn and "token 0" in render("split-heads", "en").decode("utf-8")
+    assert "词元0" in drawn and "token 0" in render("split-heads", "en").decode("utf-8")

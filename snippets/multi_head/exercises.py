@@ -52,24 +52,26 @@ import torch.nn as nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-E, H = 12, 3
-d_k = E // H
-ref = nn.MultiheadAttention(E, H, batch_first=True)
+d_model, H = 12, 3
+d_k = d_model // H
+ref = nn.MultiheadAttention(d_model, H, batch_first=True)
 with torch.no_grad():  # random biases, so that they are moved too
     nn.init.normal_(ref.in_proj_bias)
     nn.init.normal_(ref.out_proj.bias)
 ref = ref.to(device)
-x = torch.randn(2, 5, E).to(device)
+x = torch.randn(2, 5, d_model).to(device)
 
-order = [2, 1, 0]  # new head h is old head order[h]: swap heads 0 and 2
-block = torch.cat([torch.arange(h * d_k, (h + 1) * d_k) for h in order])
-rows = torch.cat([block, E + block, 2 * E + block])  # in the Q, K, V parts
+order = [2, 1, 0]  # new head i is old head order[i]: swap heads 0 and 2
+block = torch.cat([torch.arange(i * d_k, (i + 1) * d_k) for i in order])
+# the same rows in the Q, K and V parts
+rows = torch.cat([block, d_model + block, 2 * d_model + block])
 block, rows = block.to(device), rows.to(device)
 
 
 def swapped(move_w_o=True):
     """A copy of ref with its heads in the new order."""
-    new = nn.MultiheadAttention(E, H, batch_first=True).to(device)
+    new = nn.MultiheadAttention(d_model, H, batch_first=True)
+    new = new.to(device)
     new.load_state_dict(ref.state_dict())
     with torch.no_grad():
         new.in_proj_weight.copy_(ref.in_proj_weight[rows])  # W^Q, W^K, W^V
@@ -83,7 +85,7 @@ out, weights = ref(x, x, x, average_attn_weights=False)
 new_out, new_weights = swapped()(x, x, x, average_attn_weights=False)
 print("same output:", torch.allclose(new_out, out, atol=1e-5))
 same = torch.allclose(new_weights, weights[:, order], atol=1e-6)
-print("new head h's weights are old head order[h]'s:", same)
+print("new head i's weights are old head order[i]'s:", same)
 stale_w_o, _ = swapped(move_w_o=False)(x, x, x)
 same = torch.allclose(stale_w_o, out, atol=1e-5)
 print("same output if W^O is not moved:", same)
@@ -97,32 +99,32 @@ import torch.nn as nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-E, H = 12, 3
-d_k = E // H
-ref = nn.MultiheadAttention(E, H, batch_first=True)
+d_model, H = 12, 3
+d_k = d_model // H
+ref = nn.MultiheadAttention(d_model, H, batch_first=True)
 with torch.no_grad():  # random biases, so that the check covers them
     nn.init.normal_(ref.in_proj_bias)
     nn.init.normal_(ref.out_proj.bias)
 ref = ref.to(device)
-x = torch.randn(2, 3, E).to(device)  # queries: B = 2, L_q = 3
-memory = torch.randn(2, 7, E).to(device)  # keys and values: L_k = 7
+x = torch.randn(2, 3, d_model).to(device)  # queries: B = 2, L_q = 3
+memory = torch.randn(2, 7, d_model).to(device)  # keys and values: L_k = 7
 
-w_q, w_k, w_v = ref.in_proj_weight.chunk(3)  # each (E, E), (out, in)
+w_q, w_k, w_v = ref.in_proj_weight.chunk(3)  # (out, in) = (d_model, d_model)
 b_q, b_k, b_v = ref.in_proj_bias.chunk(3)
-Q = x @ w_q.T + b_q  # (B, L_q, E): from x
-K = memory @ w_k.T + b_k  # (B, L_k, E): from memory ...
-V = memory @ w_v.T + b_v  # (B, L_k, E): ... and so are the values
+Q = x @ w_q.T + b_q  # (B, L_q, d_model): from x
+K = memory @ w_k.T + b_k  # (B, L_k, d_model): from memory ...
+V = memory @ w_v.T + b_v  # (B, L_k, d_model): ... and so are the values
 
 
 def split_heads(t):
-    """(B, L, E) -> (B, H, L, d_k), for any L."""
+    """(B, L, d_model) -> (B, H, L, d_k), for any L."""
     B, L, _ = t.shape
     return t.view(B, L, H, d_k).transpose(1, 2)
 
 
 Q_h, K_h, V_h = map(split_heads, (Q, K, V))
 weights = torch.softmax(Q_h @ K_h.mT / d_k**0.5, dim=-1)  # (B, H, L_q, L_k)
-merged = (weights @ V_h).transpose(1, 2).reshape(x.shape)  # (B, L_q, E)
+merged = (weights @ V_h).transpose(1, 2).reshape(x.shape)  # (B, L_q, d_model)
 out = ref.out_proj(merged)  # W^O
 
 theirs, their_weights = ref(x, memory, memory, average_attn_weights=False)

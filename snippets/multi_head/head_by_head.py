@@ -6,23 +6,23 @@ import torch.nn as nn
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-L, E, H = 5, 8, 2  # 5 tokens, d_model = 8, 2 heads
-d_k = E // H  # each head works in a d_k = E / H dimensional subspace
+L, d_model, H = 5, 8, 2  # 5 tokens, 8 features each, 2 heads
+d_k = d_model // H  # each head works in a d_k-dimensional subspace
 
 g = torch.Generator().manual_seed(0)
-X = torch.randn(L, E, generator=g).to(device)  # (L, E)
+X = torch.randn(L, d_model, generator=g).to(device)  # (L, d_model)
 
 
 def param(*shape):
     # drawn on the CPU, so that every device gets the same numbers
-    return torch.randn(*shape, generator=g).to(device) / E**0.5
+    return torch.randn(*shape, generator=g).to(device) / d_model**0.5
 
 
-# every head has its own three projection matrices, each (E, d_k)
-W_Q = [param(E, d_k) for _ in range(H)]
-W_K = [param(E, d_k) for _ in range(H)]
-W_V = [param(E, d_k) for _ in range(H)]
-W_O = param(H * d_k, E)  # (H·d_k, E) = (E, E)
+# every head has its own three projection matrices, each (d_model, d_k)
+W_Q = [param(d_model, d_k) for _ in range(H)]
+W_K = [param(d_model, d_k) for _ in range(H)]
+W_V = [param(d_model, d_k) for _ in range(H)]
+W_O = param(H * d_k, d_model)  # (H·d_k, d_model) = (d_model, d_model)
 print("W_i^Q:", tuple(W_Q[0].shape), " W^O:", tuple(W_O.shape))
 # --8<-- [end:heads]
 
@@ -35,19 +35,20 @@ for i in range(H):
     weights.append(A_i)
     heads.append(A_i @ V_i)  # (L, d_k)
 
-concat = torch.cat(heads, dim=-1)  # (L, H·d_k) = (L, E)
-output = concat @ W_O  # (L, E)
+concat = torch.cat(heads, dim=-1)  # (L, H·d_k) = (L, d_model)
+output = concat @ W_O  # (L, d_model)
 print("head_i:", tuple(heads[0].shape))
 print("concat:", tuple(concat.shape))
 print("output:", tuple(output.shape))
 # --8<-- [end:per_head]
 
 # --8<-- [start:check]
-ref = nn.MultiheadAttention(E, H, bias=False, device=device)
+ref = nn.MultiheadAttention(d_model, H, bias=False, device=device)
 with torch.no_grad():
     # nn.Linear keeps W transposed: the rows of in_proj_weight are the columns
     # of W_0^Q, W_1^Q, ..., W_0^K, ..., W_0^V, ... in this order
-    ref.in_proj_weight.copy_(torch.cat(W_Q + W_K + W_V, dim=1).T)  # (3E, E)
+    W_QKV = torch.cat(W_Q + W_K + W_V, dim=1)  # (d_model, 3·d_model)
+    ref.in_proj_weight.copy_(W_QKV.T)
     ref.out_proj.weight.copy_(W_O.T)
 
 theirs, their_weights = ref(X, X, X, average_attn_weights=False)

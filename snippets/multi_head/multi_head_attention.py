@@ -1,4 +1,4 @@
-"""Multi-head self-attention for (B, L, E) or (L, E) input, vs. PyTorch."""
+"""Multi-head self-attention for (B, L, d_model) or (L, d_model) input."""
 
 # --8<-- [start:checks]
 import math
@@ -10,7 +10,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def check_heads(embed_dim: int, num_heads: int) -> None:
-    """Raise unless the E features split evenly into H >= 1 heads."""
+    """Raise unless the d_model features split evenly into H >= 1 heads."""
     if num_heads < 1 or embed_dim % num_heads != 0:
         raise ValueError(f"{embed_dim = } is not divisible by {num_heads = }")
 
@@ -18,7 +18,9 @@ def check_heads(embed_dim: int, num_heads: int) -> None:
 def check_input(
     x, embed_dim, attn_mask=None, key_padding_mask=None, weight=None
 ) -> None:
-    """Raise unless x is a float (B, L, E) or (L, E), E = embed_dim, L >= 1.
+    """Raise unless x is float (B, L, d_model) or (L, d_model), L >= 1.
+
+    d_model = embed_dim, the width the module was built for.
 
     Masks must be bool: attn_mask (L, L), key_padding_mask (B, L) or (L,).
     weight: a parameter of the module; x must have its dtype and device.
@@ -27,12 +29,15 @@ def check_input(
         raise TypeError(f"x must be a tensor, got {type(x).__name__}")
     shape = tuple(x.shape)
     if x.ndim not in (2, 3):
-        raise ValueError(f"x must be (B, L, E) or (L, E), got shape {shape}")
+        raise ValueError(
+            f"x must be (B, L, d_model) or (L, d_model), got shape {shape}"
+        )
     if not x.is_floating_point():
         raise TypeError(f"x must be float, got {x.dtype}, shape {shape}")
     if shape[-1] != embed_dim:
         raise ValueError(
-            f"x {shape} has E = {shape[-1]}, expected embed_dim = {embed_dim}"
+            f"x {shape} has d_model = {shape[-1]}, "
+            f"expected embed_dim = {embed_dim}"
         )
     if 0 in shape:
         raise ValueError(f"x needs at least one token, got shape {shape}")
@@ -83,24 +88,24 @@ def check_some_key_visible(attn_mask, key_padding_mask) -> None:
 
 # --8<-- [start:module]
 class MultiHeadAttention(nn.Module):
-    """Multi-head self-attention. x: (B, L, E) or unbatched (L, E)."""
+    """Multi-head self-attention of x: (B, L, d_model) or (L, d_model)."""
 
     def __init__(self, embed_dim: int, num_heads: int, bias: bool = True):
         super().__init__()
         check_heads(embed_dim, num_heads)
         self.embed_dim, self.num_heads = embed_dim, num_heads
-        self.head_dim = embed_dim // num_heads  # d_k = E / H
-        # W^Q, W^K, W^V of all heads stacked into one (3E, E) weight
+        self.head_dim = embed_dim // num_heads  # d_k = d_model / H
+        # W^Q, W^K, W^V of all heads stacked: one (3·d_model, d_model) weight
         self.in_proj = nn.Linear(embed_dim, 3 * embed_dim, bias=bias)
         self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)  # W^O
 
     def split_heads(self, t: torch.Tensor) -> torch.Tensor:
-        """(B, L, E) -> (B, H, L, E/H): head h takes the h-th d_k columns."""
+        """(B, L, d_model) -> (B, H, L, d_k): head i gets the i-th block."""
         B, L, _ = t.shape
         return t.view(B, L, self.num_heads, self.head_dim).transpose(1, 2)
 
     def merge_heads(self, t: torch.Tensor) -> torch.Tensor:
-        """(B, H, L, E/H) -> (B, L, E): the heads side by side (concat)."""
+        """(B, H, L, d_k) -> (B, L, d_model): the heads side by side."""
         B, _, L, _ = t.shape
         return t.transpose(1, 2).reshape(B, L, self.embed_dim)
 
@@ -115,14 +120,14 @@ class MultiHeadAttention(nn.Module):
             x, self.embed_dim, attn_mask, key_padding_mask, self.in_proj.weight
         )
         unbatched = x.ndim == 2
-        if unbatched:  # (L, E) -> (1, L, E)
+        if unbatched:  # (L, d_model) -> (1, L, d_model)
             x = x.unsqueeze(0)
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
 
-        Q, K, V = self.in_proj(x).chunk(3, dim=-1)  # 3 × (B, L, E)
-        Q_h, K_h, V_h = map(self.split_heads, (Q, K, V))  # 3 × (B, H, L, E/H)
-        # (B, H, L, E/H) @ (B, H, E/H, L) -> (B, H, L, L), scaled by 1/√d_k
+        Q, K, V = self.in_proj(x).chunk(3, dim=-1)  # 3 × (B, L, d_model)
+        Q_h, K_h, V_h = map(self.split_heads, (Q, K, V))  # 3 × (B, H, L, d_k)
+        # (B, H, L, d_k) @ (B, H, d_k, L) -> (B, H, L, L), scaled by 1/√d_k
         scores = Q_h @ K_h.transpose(-2, -1) / math.sqrt(self.head_dim)
         if attn_mask is not None:
             scores = scores.masked_fill(attn_mask, float("-inf"))
@@ -132,9 +137,9 @@ class MultiHeadAttention(nn.Module):
                 key_padding_mask[:, None, None, :], float("-inf")
             )
         weights = torch.softmax(scores, dim=-1)  # every row sums to 1
-        heads = weights @ V_h  # (B, H, L, E/H): one result per head
-        merged = self.merge_heads(heads)  # (B, L, E) = Concat(heads)
-        out = self.out_proj(merged)  # (B, L, E): W^O mixes the heads
+        heads = weights @ V_h  # (B, H, L, d_k): one result per head
+        merged = self.merge_heads(heads)  # (B, L, d_model) = Concat(heads)
+        out = self.out_proj(merged)  # (B, L, d_model): W^O mixes the heads
 
         if trace is not None:
             trace.update(X=x, Q=Q, K=K, V=V, Q_h=Q_h, K_h=K_h, V_h=V_h)
@@ -156,13 +161,13 @@ if __name__ == "__main__":
 
     # --8<-- [start:build]
     torch.manual_seed(0)
-    B, L, E, H = 2, 5, 12, 3  # batch, tokens, embed_dim, heads
-    mha = MultiHeadAttention(E, H).to(device)
+    B, L, d_model, H = 2, 5, 12, 3  # batch, tokens, width, heads
+    mha = MultiHeadAttention(d_model, H).to(device)
     print(mha)
     # --8<-- [end:build]
 
     # --8<-- [start:shapes]
-    x = torch.randn(B, L, E).to(device)
+    x = torch.randn(B, L, d_model).to(device)
 
     trace = {}  # filled with every intermediate tensor
     out, weights = mha(x, trace=trace)
@@ -172,7 +177,7 @@ if __name__ == "__main__":
     print("weights ", tuple(weights.shape))
 
     # one sequence without the batch dimension works too
-    x0 = x[0]  # (L, E)
+    x0 = x[0]  # (L, d_model)
     out0, weights0 = mha(x0)
     print("x0      ", tuple(x0.shape))
     print("out0    ", tuple(out0.shape))
@@ -181,7 +186,7 @@ if __name__ == "__main__":
     # --8<-- [end:shapes]
 
     # --8<-- [start:compare]
-    ref = nn.MultiheadAttention(E, H, batch_first=True)
+    ref = nn.MultiheadAttention(d_model, H, batch_first=True)
     with torch.no_grad():
         # PyTorch starts its biases at 0; random ones make the test cover them
         nn.init.normal_(ref.in_proj_bias)
@@ -189,10 +194,10 @@ if __name__ == "__main__":
     ref = ref.to(device)
 
     with torch.no_grad():  # copy PyTorch's weights into our module
-        mha.in_proj.weight.copy_(ref.in_proj_weight)  # (3E, E): W^Q, W^K, W^V
-        mha.in_proj.bias.copy_(ref.in_proj_bias)  # (3E,)
-        mha.out_proj.weight.copy_(ref.out_proj.weight)  # (E, E): W^O
-        mha.out_proj.bias.copy_(ref.out_proj.bias)  # (E,)
+        mha.in_proj.weight.copy_(ref.in_proj_weight)  # W^Q, W^K, W^V
+        mha.in_proj.bias.copy_(ref.in_proj_bias)
+        mha.out_proj.weight.copy_(ref.out_proj.weight)  # W^O
+        mha.out_proj.bias.copy_(ref.out_proj.bias)
 
     # True = do not attend: no looking ahead; sequence 1 ends in 2 pad tokens
     causal = torch.ones(L, L, dtype=torch.bool, device=device).triu(diagonal=1)
@@ -216,27 +221,27 @@ if __name__ == "__main__":
 
     # --8<-- [start:bad_input]
     bad_calls = {
-        "wrong rank": lambda: mha(x[0, 0]),  # (E,)
-        "wrong E": lambda: mha(x[..., :10]),  # (B, L, 10)
-        "empty sequence": lambda: mha(x[:, :0]),  # (B, 0, E)
+        "wrong rank": lambda: mha(x[0, 0]),  # (d_model,)
+        "wrong d_model": lambda: mha(x[..., :10]),  # (B, L, 10)
+        "empty sequence": lambda: mha(x[:, :0]),  # (B, 0, d_model)
         "integers": lambda: mha(x.long()),
-        "E % H != 0": lambda: MultiHeadAttention(10, 3),
+        "d_model % H != 0": lambda: MultiHeadAttention(10, 3),
     }
     for name, call in bad_calls.items():
         try:
             call()
         except (ValueError, TypeError) as error:
-            print(f"{name:14} {type(error).__name__}: {error}")
+            print(f"{name:16} {type(error).__name__}: {error}")
     # --8<-- [end:bad_input]
 
     # --8<-- [start:w_o]
     import copy
 
-    # switch off W_0^V, head 0's value matrix: rows 2E ... 2E + d_k of in_proj
+    # zero W_0^V, head 0's value matrix: the d_k rows of in_proj from 2·d_model
     mha_0 = copy.deepcopy(mha)
     d_k = mha.head_dim
     with torch.no_grad():
-        mha_0.in_proj.weight[2 * E : 2 * E + d_k].zero_()
+        mha_0.in_proj.weight[2 * d_model : 2 * d_model + d_k].zero_()
 
     before, after = {}, {}
     mha(x, trace=before)
@@ -255,19 +260,21 @@ if __name__ == "__main__":
     def count(module):
         return sum(p.numel() for p in module.parameters())
 
-    E = 512
+    d_model = 512
     for bias in (True, False):
-        n_torch = count(nn.MultiheadAttention(E, 8, bias=bias).to(device))
-        n_ours = count(MultiHeadAttention(E, 8, bias=bias).to(device))
+        n_torch = count(nn.MultiheadAttention(d_model, 8, bias=bias).to(device))
+        n_ours = count(MultiHeadAttention(d_model, 8, bias=bias).to(device))
         print(f"bias={bias}: PyTorch {n_torch:,}, ours {n_ours:,}")
     for H in (1, 8, 16):
-        print(f"H = {H:2}: ours {count(MultiHeadAttention(E, H).to(device)):,}")
-    print(f"4·E² + 4·E = {4 * E * E + 4 * E:,}")
-    print(f"4·E²       = {4 * E * E:,}")
+        n_ours = count(MultiHeadAttention(d_model, H).to(device))
+        print(f"H = {H:2}: ours {n_ours:,}")
+    print(f"4·d_model² + 4·d_model = {4 * d_model**2 + 4 * d_model:,}")
+    print(f"4·d_model²             = {4 * d_model**2:,}")
     # --8<-- [end:parameters]
 
     # --8<-- [start:parameter_shapes]
     # where nn.MultiheadAttention keeps them: W^Q, W^K, W^V packed in one tensor
-    for name, p in nn.MultiheadAttention(E, 8).to(device).named_parameters():
+    ref_512 = nn.MultiheadAttention(d_model, 8).to(device)
+    for name, p in ref_512.named_parameters():
         print(f"{name:<16} {tuple(p.shape)}")
     # --8<-- [end:parameter_shapes]

@@ -11,6 +11,8 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 def can_merge(t, i):
     """The rule: view can merge dimensions i and i + 1 of t without a copy."""
+    if t.size(i) == 1 or t.size(i + 1) == 1:  # a size-1 dimension: always
+        return True
     return t.stride(i) == t.stride(i + 1) * t.size(i + 1)
 
 
@@ -34,8 +36,8 @@ print("rule agrees with view:", sum(agree), "of", len(cases))
 print("merges that work:", len(works))
 print("all keep their order:", all(p[i + 1] == p[i] + 1 for p, i in works))
 
-# chapter 4's split heads: Q is the first third of in_proj(x), (B, L, 3E),
-# then (B, L, E) -> (B, L, H, d_k) -> (B, H, L, d_k)
+# chapter 4's split heads: Q is the first third of in_proj(x),
+# (B, L, 3·d_model), then (B, L, d_model) -> (B, L, H, d_k) -> (B, H, L, d_k)
 B, L, H, d_k = 2, 5, 3, 4
 projected = torch.randn(B, L, 3 * H * d_k).to(device)  # stands for in_proj(x)
 Q, K, V = projected.chunk(3, dim=-1)
@@ -76,10 +78,10 @@ import torch.nn as nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-B, L, E, H = 2, 5, 12, 3
-x = torch.randn(B, L, E)
+B, L, d_model, H = 2, 5, 12, 3
+x = torch.randn(B, L, d_model)
 y = x.clone()
-y[1] = torch.randn(L, E)  # a different sample 1; sample 0 unchanged
+y[1] = torch.randn(L, d_model)  # a different sample 1; sample 0 unchanged
 x, y = x.to(device), y.to(device)
 
 
@@ -92,6 +94,7 @@ def sample_0_is_independent(mha):
 
 for batch_first in (False, True):
     torch.manual_seed(1)
-    mha = nn.MultiheadAttention(E, H, batch_first=batch_first).to(device)
+    mha = nn.MultiheadAttention(d_model, H, batch_first=batch_first)
+    mha = mha.to(device)
     print(f"batch_first={batch_first}:", sample_0_is_independent(mha))
 # --8<-- [end:batch_check]

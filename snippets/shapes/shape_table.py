@@ -15,13 +15,14 @@ _ch4 = runpy.run_path(str(CHAPTER_4 / "multi_head_attention.py"))
 MultiHeadAttention, device = _ch4["MultiHeadAttention"], _ch4["device"]
 
 # --8<-- [start:table]
-B, L, E, H = 2, 5, 12, 3  # all different: shapes can be read back as letters
-letters = {B: "B", L: "L", E: "E", H: "H", E // H: "E/H"}
+B, L, d_model, H = 2, 5, 12, 3  # all different: read shapes back as letters
+d_k = d_model // H
+letters = {B: "B", L: "L", d_model: "d_model", H: "H", d_k: "d_k"}
 assert len(letters) == 5, "pick five different sizes"
 
 torch.manual_seed(0)
-mha = MultiHeadAttention(E, H).to(device)
-x = torch.randn(B, L, E).to(device)
+mha = MultiHeadAttention(d_model, H).to(device)
+x = torch.randn(B, L, d_model).to(device)
 trace = {}
 mha(x, trace=trace)
 
@@ -42,13 +43,13 @@ steps = {
 for name, meaning in steps.items():
     shape = tuple(trace[name].shape)
     symbols = "(" + ", ".join(letters[size] for size in shape) + ")"
-    print(f"{name:8} {symbols:15} {str(shape):13} {meaning}")
+    print(f"{name:8} {symbols:16} {str(shape):13} {meaning}")
 # --8<-- [end:table]
 
 # --8<-- [start:one_head]
-# a single head: H = 1, so E/H = E and each (L, L) matrix spans all E features
+# a single head: H = 1, so d_k = d_model: its (L, L) scores use all features
 single = {}
-MultiHeadAttention(E, 1).to(device)(x, trace=single)
+MultiHeadAttention(d_model, 1).to(device)(x, trace=single)
 for name in ["Q_h", "scores", "heads"]:
     print(f"{name:8} {tuple(single[name].shape)}")
 # --8<-- [end:one_head]

@@ -7,7 +7,8 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 B, H, L = 1, 2, 4
-scores = torch.randn(B, H, L, L).to(device)  # (B, H, queries, keys)
+# a row per query, a column per key
+scores = torch.randn(B, H, L, L).to(device)  # (B, H, L, L)
 
 right = torch.softmax(scores, dim=-1)  # over the keys
 over_queries = torch.softmax(scores, dim=-2)

@@ -15,7 +15,8 @@ try:
 except RuntimeError as error:
     print("RuntimeError:", error)
 
-scores = Q @ K.transpose(-2, -1)  # (B, H, L, d_k) @ (B, H, d_k, L)
+# (B, H, L, d_k) @ (B, H, d_k, L) -> (B, H, L, L)
+scores = Q @ K.transpose(-2, -1)  # (B, H, L, L)
 print(tuple(scores.shape))
 # --8<-- [end:error]
 

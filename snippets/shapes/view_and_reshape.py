@@ -35,21 +35,24 @@ print("folded ", tuple(folded.shape), "no copy:", same_memory)
 # --8<-- [end:view_ok]
 
 # --8<-- [start:split]
-L, E, H = 3, 4, 2
-x = torch.arange(L * E).reshape(1, L, E).to(device)  # token i: 4i ... 4i + 3
+L, d_model, H = 3, 4, 2
+d_k = d_model // H
+# token i holds the numbers 4i ... 4i + 3
+x = torch.arange(L * d_model).reshape(1, L, d_model).to(device)
 print(x[0].cpu())
 
-right = x.view(1, L, H, E // H).transpose(1, 2)  # (1, H, L, E/H)
-wrong = x.view(1, H, L, E // H)  # the same shape, but not the same numbers
+right = x.view(1, L, H, d_k).transpose(1, 2)  # (1, H, L, d_k)
+wrong = x.view(1, H, L, d_k)  # the same shape, but not the same numbers
 print("right, head 0:", right[0, 0].tolist())
 print("wrong, head 0:", wrong[0, 0].tolist())
 print("same numbers: ", torch.equal(right, wrong))
 # --8<-- [end:split]
 
 # --8<-- [start:merge]
-# (1, H, L, E/H) -> (1, L, H, E/H) -> (1, L, E)
-merged_right = right.transpose(1, 2).reshape(1, L, E)
-merged_wrong = right.reshape(1, L, E)  # skips the transpose: no error either
+# (1, H, L, d_k) -> (1, L, H, d_k) -> (1, L, d_model)
+merged_right = right.transpose(1, 2).reshape(1, L, d_model)
+# skipping the transpose raises no error either
+merged_wrong = right.reshape(1, L, d_model)
 print("right merge gives x back:", torch.equal(merged_right, x))
 print("wrong merge gives x back:", torch.equal(merged_wrong, x))
 # --8<-- [end:merge]
