@@ -11,13 +11,20 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def alibi_slopes(num_heads):
-    """One slope per head: 2^(-8/n), 2^(-16/n), ... for n = num_heads."""
+    """One slope m per head, H = num_heads: 2^(-8/H), 2^(-16/H), ...
+
+    The paper gives this rule for any H; the authors' code uses it only
+    when H is a power of 2.
+    """
     if not isinstance(num_heads, int) or num_heads < 1:
         raise ValueError(f"num_heads must be an int >= 1, got {num_heads!r}")
-    n = 2 ** math.floor(math.log2(num_heads))  # largest power of 2 <= heads
-    slopes = [2 ** (-8 * (h + 1) / n) for h in range(n)]
-    # other head counts, as in the authors' code: every other slope of 2n heads
-    slopes += [2 ** (-4 * (2 * h + 1) / n) for h in range(num_heads - n)]
+    # other head counts, as in the authors' code (not the paper): the slopes
+    # for the largest power of 2 below H, then every other slope for twice as
+    # many heads
+    closest = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2 ** (-8 * (h + 1) / closest) for h in range(closest)]
+    extra = num_heads - closest
+    slopes += [2 ** (-4 * (2 * h + 1) / closest) for h in range(extra)]
     return torch.tensor(slopes)
 
 
@@ -44,13 +51,13 @@ print(alibi_bias(8, 5, device=device)[0].cpu())  # head 0: slope 1/2
 import torch.nn.functional as F
 
 torch.manual_seed(0)
-B, H, L, d = 2, 8, 6, 4
-q, k, v = (torch.randn(B, H, L, d).to(device) for _ in range(3))
+B, H, L, d_k = 2, 8, 6, 4
+q, k, v = (torch.randn(B, H, L, d_k).to(device) for _ in range(3))
 bias = alibi_bias(H, L, device=device)  # (H, L, L) broadcasts over B
 out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
 
 # by hand: add the bias to the scaled scores, then softmax
-scores = q @ k.transpose(-2, -1) / d**0.5 + bias
+scores = q @ k.transpose(-2, -1) / d_k**0.5 + bias
 by_hand = torch.softmax(scores, dim=-1) @ v
 print(
     tuple(out.shape),

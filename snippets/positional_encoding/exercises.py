@@ -10,24 +10,24 @@ import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-n, d_model, k = 64, 32, 3
-pos = torch.arange(n, device=device, dtype=torch.float32)
+L, d_model, k = 64, 32, 3
+pos = torch.arange(L, device=device, dtype=torch.float32)
 omega = 10000.0 ** (-torch.arange(0, d_model, 2, device=device) / d_model)
-angle = pos[:, None] * omega  # (n, d_model/2)
+angle = pos[:, None] * omega  # (L, d_model/2)
 pe = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(-2)  # sin, cos
 
-# M_k of section 6.2: one 2x2 rotation by k ω_i per pair
+# M_k of section 6.2: one 2x2 rotation by k ω_p per pair p
 c, s = torch.cos(k * omega), torch.sin(k * omega)
 blocks = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)
 M = torch.block_diag(*blocks)  # PE(pos + k) = M @ PE(pos)
 
 W_Q = torch.eye(d_model, device=device)
-W_K = M.T  # row q of pe @ W_K is PE(q + 3)
-scores = (pe @ W_Q) @ (pe @ W_K).T  # scores[p, q] = PE(p) · PE(q + 3)
-p = torch.arange(k, n, device=device)
+W_K = M.T  # row j of pe @ W_K is PE(j + 3)
+scores = (pe @ W_Q) @ (pe @ W_K).T  # scores[i, j] = PE(i) · PE(j + 3)
+i = torch.arange(k, L, device=device)
 print(
-    "every query p >= 3 peaks at key p - 3:",
-    torch.equal(scores[k:].argmax(dim=-1), p - k),
+    "every query i >= 3 peaks at key i - 3:",
+    torch.equal(scores[k:].argmax(dim=-1), i - k),
 )
 before = scores[10, 7].round(decimals=3).item()
 after = scores[10, 13].round(decimals=3).item()
@@ -73,13 +73,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def rope_angles(L, d, device):
-    """Angle m θ_i for positions m = 0 .. L-1 and pairs i: (L, d/2)."""
+    """Angle i θ_p for positions i = 0 .. L-1 and pairs p: (L, d/2)."""
     theta = 10000.0 ** (-torch.arange(0, d, 2, device=device) / d)
     return torch.arange(L, device=device)[:, None] * theta
 
 
 def rope(x):
-    """Interleaved pairs (x_2i, x_2i+1), as on this page: x (..., L, d)."""
+    """Interleaved pairs (x_2p, x_2p+1), as on this page: x (..., L, d)."""
     a = rope_angles(x.shape[-2], x.shape[-1], x.device)
     cos, sin = a.cos(), a.sin()
     x1, x2 = x[..., 0::2], x[..., 1::2]
@@ -88,7 +88,7 @@ def rope(x):
 
 
 def rope_half(x):
-    """Pairs (x_i, x_i+d/2): first half with second half."""
+    """Pairs (x_p, x_p+d/2): first half with second half."""
     a = rope_angles(x.shape[-2], x.shape[-1], x.device)
     cos, sin = a.cos(), a.sin()
     x1, x2 = x.chunk(2, dim=-1)
@@ -96,11 +96,13 @@ def rope_half(x):
 
 
 torch.manual_seed(0)
-L, E, H = 6, 16, 2
-d_k = E // H
-X = torch.randn(L, E).to(device)
-# W_Q, W_K (E, E) as in Q = X @ W_Q: say, trained with half-split RoPE
-W_Q, W_K = (torch.randn(E, E).to(device) / E**0.5 for _ in range(2))
+L, d_model, H = 6, 16, 2
+d_k = d_model // H
+X = torch.randn(L, d_model).to(device)
+# W_Q, W_K (d_model, d_model), Q = X @ W_Q: trained with half-split RoPE
+W_Q, W_K = (
+    torch.randn(d_model, d_model).to(device) / d_model**0.5 for _ in range(2)
+)
 
 
 def head_scores(W_Q, W_K, rotate):
@@ -111,7 +113,7 @@ def head_scores(W_Q, W_K, rotate):
 
 
 # within each head: 0, 4, 1, 5, 2, 6, 3, 7; then the same for head 1
-order = torch.arange(E).view(H, 2, d_k // 2).transpose(1, 2).flatten()
+order = torch.arange(d_model).view(H, 2, d_k // 2).transpose(1, 2).flatten()
 order = order.to(device)
 print("order:", order.tolist())
 target = head_scores(W_Q, W_K, rope_half)  # as the checkpoint was trained

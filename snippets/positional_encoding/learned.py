@@ -14,19 +14,23 @@ print(f"{max_len} x {d_model} = {params:,} parameters")
 
 
 def check_add_positions(x, table):
-    """Raise unless x is float (B, L, E) or (L, E), table an nn.Embedding."""
+    """Raise unless x is float (B, L, d_model) or (L, d_model), table an
+    nn.Embedding of width d_model."""
     if not (isinstance(table, nn.Embedding) and torch.is_tensor(x)):
         kinds = f"{type(x).__name__}, {type(table).__name__}"
         raise TypeError(f"need (x tensor, table nn.Embedding), got {kinds}")
-    shape, E = tuple(x.shape), table.embedding_dim
+    shape, d_model = tuple(x.shape), table.embedding_dim
     if not x.is_floating_point():
         raise TypeError(f"x {shape} must be float embeddings, got {x.dtype}")
-    if x.ndim not in (2, 3) or shape[-1] != E:
-        raise ValueError(f"x {shape} must be (B, L, E) or (L, E), E = {E}")
+    if x.ndim not in (2, 3) or shape[-1] != d_model:
+        raise ValueError(
+            f"x {shape} must be (B, L, d_model) or (L, d_model), "
+            f"d_model = {d_model}"
+        )
 
 
 def add_positions(x, table):
-    """x (B, L, E) plus rows 0 .. L-1 of the position table."""
+    """x (B, L, d_model) plus rows 0 .. L-1 of the position table."""
     check_add_positions(x, table)
     L = x.shape[-2]
     if L > table.num_embeddings:

@@ -40,19 +40,19 @@ def check_rope_input(x, positions):
 
 
 def angle_dtype(x):
-    """float64 for float64 x, else float32: m θ_i in float16 is too coarse."""
+    """float64 for float64 x, else float32: i θ_p in float16 is too coarse."""
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
 def rope_angles(positions, d, dtype=torch.float32, base=10000.0):
-    """Angle m θ_i for position m and pair i, θ_i = base^(-2i/d)."""
-    i = torch.arange(0, d, 2, device=positions.device, dtype=dtype)
-    theta = base ** (-i / d)  # (d/2,)
+    """Angle i θ_p for position i and pair p, θ_p = base^(-2p/d)."""
+    two_p = torch.arange(0, d, 2, device=positions.device, dtype=dtype)
+    theta = base ** (-two_p / d)  # (d/2,)
     return positions.to(dtype)[..., None] * theta  # (..., L, d/2)
 
 
 def rope_complex(x, positions, base=10000.0):
-    """Pairs (x_2i, x_2i+1) as complex numbers, times e^(i m θ_i)."""
+    """Pairs (x_2p, x_2p+1) as complex numbers, times e^(1j * i θ_p)."""
     check_rope_input(x, positions)
     y = x.to(angle_dtype(x))  # compute in float32 even for fp16 x
     angles = rope_angles(positions, x.shape[-1], y.dtype, base)
@@ -64,14 +64,14 @@ def rope_complex(x, positions, base=10000.0):
 
 
 def rope(x, positions, base=10000.0):
-    """The same rotation, written as 2x2 matrices on (x_2i, x_2i+1)."""
+    """The same rotation, written as 2x2 matrices on (x_2p, x_2p+1)."""
     check_rope_input(x, positions)
     y = x.to(angle_dtype(x))  # compute in float32 even for fp16 x
     angles = rope_angles(positions, x.shape[-1], y.dtype, base)
     cos, sin = angles.cos(), angles.sin()
     x1, x2 = y[..., 0::2], y[..., 1::2]  # the two features of each pair
     out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-    return out.flatten(-2).to(x.dtype)  # pairs back in place: 2i, 2i+1
+    return out.flatten(-2).to(x.dtype)  # pairs back in place: 2p, 2p+1
 
 
 # --8<-- [end:functions]
@@ -96,19 +96,19 @@ if __name__ == "__main__":
     q = torch.randn(1, 8, dtype=torch.float64).to(device)  # one query
     k = torch.randn(1, 8, dtype=torch.float64).to(device)  # one key
 
-    def score(m, n):
-        """q placed at position m, k at position n, then q · k."""
-        q_m = rope(q, torch.tensor([m], device=device))
-        k_n = rope(k, torch.tensor([n], device=device))
-        return (q_m * k_n).sum()
+    def score(i, j):
+        """q placed at position i, k at position j, then q · k."""
+        q_i = rope(q, torch.tensor([i], device=device))
+        k_j = rope(k, torch.tensor([j], device=device))
+        return (q_i * k_j).sum()
 
-    for m, n in [(3, 0), (10, 7), (103, 100), (0, 3), (7, 10)]:
-        value = score(m, n).round(decimals=4).item()
-        print(f"m={m:>3}  n={n:>3}  m-n={m - n:>2}  q_m · k_n = {value:+.4f}")
+    for i, j in [(3, 0), (10, 7), (103, 100), (0, 3), (7, 10)]:
+        value = score(i, j).round(decimals=4).item()
+        print(f"i={i:>3}  j={j:>3}  i-j={i - j:>2}  q_i · k_j = {value:+.4f}")
     # --8<-- [end:relative]
 
-    # the figure: scores for every (m, n) in 0..15, and against m - n
-    grid = torch.tensor([[score(m, n) for n in range(16)] for m in range(16)])
+    # the figure: scores for every (i, j) in 0..15, and against i - j
+    grid = torch.tensor([[score(i, j) for j in range(16)] for i in range(16)])
     offsets = list(range(-24, 25))
     by_offset = [score(max(o, 0), max(-o, 0)).item() for o in offsets]
 
@@ -116,18 +116,21 @@ if __name__ == "__main__":
     import torch.nn.functional as F
 
     torch.manual_seed(2)
-    B, L, E, H = 1, 6, 16, 2
-    d = E // H
-    W_q, W_k, W_v = (torch.randn(E, E).to(device) / E**0.5 for _ in range(3))
-    x = torch.randn(B, L, E).to(device)
+    B, L, d_model, H = 1, 6, 16, 2
+    d_k = d_model // H
+    W_Q, W_K, W_V = (
+        torch.randn(d_model, d_model).to(device) / d_model**0.5
+        for _ in range(3)
+    )
+    x = torch.randn(B, L, d_model).to(device)
 
     def split(t):
-        """(B, L, E) -> (B, H, L, d): one slice of features per head."""
-        return t.view(B, L, H, d).transpose(1, 2)
+        """(B, L, d_model) -> (B, H, L, d_k): a slice of features per head."""
+        return t.view(B, L, H, d_k).transpose(1, 2)
 
     def attention(x, positions, rotate_v=False):
         """Causal self-attention, RoPE on Q and K after the projections."""
-        q, k, v = (split(x @ W) for W in (W_q, W_k, W_v))
+        q, k, v = (split(x @ W) for W in (W_Q, W_K, W_V))
         q, k = rope(q, positions), rope(k, positions)  # before the scores
         if rotate_v:  # not part of RoPE: shown to see what it would do
             v = rope(v, positions)
@@ -148,7 +151,7 @@ if __name__ == "__main__":
 
     # --8<-- [start:pairing]
     def rope_half(x, positions, base=10000.0):
-        """Pairs (x_i, x_i+d/2) instead of (x_2i, x_2i+1): 'rotate half'."""
+        """Pairs (x_p, x_p+d/2) instead of (x_2p, x_2p+1): 'rotate half'."""
         check_rope_input(x, positions)
         angles = rope_angles(positions, x.shape[-1], x.dtype, base)
         cos, sin = angles.cos(), angles.sin()

@@ -7,13 +7,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def frequencies(d_model, base=10000.0, device=None):
-    """ω_i = base^(-2i / d_model), one per (sin, cos) pair: (d_model/2,)."""
-    i = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
-    return base ** (-i / d_model)
+    """ω_p = base^(-2p / d_model), one per (sin, cos) pair p: (d_model/2,)."""
+    two_p = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
+    return base ** (-two_p / d_model)
 
 
 def sinusoidal_encoding(length, d_model, base=10000.0, device=None):
-    """PE[pos, 2i] = sin(pos ω_i), PE[pos, 2i+1] = cos(pos ω_i)."""
+    """PE[pos, 2p] = sin(pos ω_p), PE[pos, 2p+1] = cos(pos ω_p)."""
     if not (isinstance(length, int) and isinstance(d_model, int)):
         raise TypeError(
             f"length and d_model must be int, got {length!r}, {d_model!r}"
@@ -24,7 +24,7 @@ def sinusoidal_encoding(length, d_model, base=10000.0, device=None):
             f"length={length}, d_model={d_model}"
         )
     pos = torch.arange(length, device=device, dtype=torch.float32)
-    angle = pos[:, None] * frequencies(d_model, base, device)  # (L, d/2)
+    angle = pos[:, None] * frequencies(d_model, base, device)  # (L, d_model/2)
     pe = torch.empty(length, d_model, device=device)
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle)
@@ -43,8 +43,8 @@ def shift_matrix(k, d_model, base=10000.0, device=None):
     theta = k * frequencies(d_model, base, device)  # one angle per pair
     c, s = torch.cos(theta), torch.sin(theta)
     rows = [torch.stack([c, s], -1), torch.stack([-s, c], -1)]
-    blocks = torch.stack(rows, -2)  # (d/2, 2, 2): one rotation per pair
-    return torch.block_diag(*blocks)  # (d, d)
+    blocks = torch.stack(rows, -2)  # (d_model/2, 2, 2): one per pair
+    return torch.block_diag(*blocks)  # (d_model, d_model)
 
 
 for k in [1, 3, 20]:
@@ -58,25 +58,26 @@ print(shift_matrix(3, 32, device=device)[:2, :2].round(decimals=4).cpu())
 # --8<-- [end:shift]
 
 # --8<-- [start:relative_dot]
-G = pe @ pe.T  # G[p, q] = PE(p) · PE(q)
+G = pe @ pe.T  # G[i, j] = PE(i) · PE(j)
 omega = frequencies(32, device=device)
 for k in [0, 1, 5, 20]:
-    pairs = G.diagonal(offset=k)  # every (p, p + k)
-    formula = torch.cos(k * omega).sum()  # sum over i of cos(k ω_i)
-    same = torch.allclose(pairs, formula.expand_as(pairs), atol=1e-4)
+    diagonal = G.diagonal(offset=k)  # PE(i) · PE(i + k) for every i
+    formula = torch.cos(k * omega).sum()  # sum over pairs p of cos(k ω_p)
+    same = torch.allclose(diagonal, formula.expand_as(diagonal), atol=1e-4)
     print(
-        f"k={k:>2}: all {pairs.numel()} pairs equal sum cos(k ω_i) = "
-        f"{formula.round(decimals=3).item():.3f}: {same}"
+        f"k={k:>2}: PE(i) · PE(i + k) = sum cos(k ω_p) = "
+        f"{formula.round(decimals=3).item():.3f} for all {diagonal.numel()} i:",
+        same,
     )
 print("symmetric, k and -k alike:", torch.allclose(G, G.T, atol=1e-5))
 
 # after the projections of attention the scores lose this property
 torch.manual_seed(0)
-W_q, W_k = (torch.randn(32, 32).to(device) / 32**0.5 for _ in range(2))
-scores = (pe @ W_q) @ (pe @ W_k).T
-pairs = scores.diagonal(offset=5)
+W_Q, W_K = (torch.randn(32, 32).to(device) / 32**0.5 for _ in range(2))
+scores = (pe @ W_Q) @ (pe @ W_K).T
+diagonal = scores.diagonal(offset=5)
 print(
-    "PE W^Q · PE W^K depends only on p - q:",
-    torch.allclose(pairs, pairs[:1].expand_as(pairs), atol=1e-4),
+    "PE W^Q · PE W^K depends only on i - j:",
+    torch.allclose(diagonal, diagonal[:1].expand_as(diagonal), atol=1e-4),
 )
 # --8<-- [end:relative_dot]

@@ -8,17 +8,17 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 vocab = {"dog": 0, "bites": 1, "man": 2}
-E = 16
-embed = nn.Embedding(len(vocab), E).to(device)
-attn = nn.MultiheadAttention(E, num_heads=4, batch_first=True).to(device)
+d_model = 16
+embed = nn.Embedding(len(vocab), d_model).to(device)
+attn = nn.MultiheadAttention(d_model, num_heads=4, batch_first=True).to(device)
 
 
-def encode(words, positions=None):
-    """Self-attention over one sentence: (L,) words -> (L, E)."""
-    ids = torch.tensor([vocab[w] for w in words], device=device)
+def encode(tokens, positions=None):
+    """Self-attention over one sentence: (L,) tokens -> (L, d_model)."""
+    ids = torch.tensor([vocab[t] for t in tokens], device=device)
     x = embed(ids)
     if positions is not None:
-        x = x + positions[: len(words)]  # slot i gets vector i
+        x = x + positions[: len(tokens)]  # slot i gets vector i
     out, _ = attn(x[None], x[None], x[None])
     return out[0]
 
@@ -30,11 +30,11 @@ with torch.no_grad():
 
 
 def compare(out_a, out_b):
-    """Same vector for each word in both sentences? Same average?"""
-    for word in vocab:
-        row_a, row_b = out_a[a.index(word)], out_b[b.index(word)]
+    """Same vector for each token in both sentences? Same average?"""
+    for token in vocab:
+        row_a, row_b = out_a[a.index(token)], out_b[b.index(token)]
         same = torch.allclose(row_a, row_b, atol=1e-6)
-        print(f"{word:>5}: same vector", same)
+        print(f"{token:>5}: same vector", same)
     same = torch.allclose(out_a.mean(dim=0), out_b.mean(dim=0), atol=1e-6)
     print("sentence average: same", same)
 
@@ -43,7 +43,9 @@ compare(out_a, out_b)
 # --8<-- [end:no_positions]
 
 # --8<-- [start:with_positions]
-positions = torch.randn(8, E).to(device)  # one vector per slot, any encoding
+positions = torch.randn(8, d_model).to(
+    device
+)  # one vector per slot, any encoding
 with torch.no_grad():
     compare(encode(a, positions), encode(b, positions))
 # --8<-- [end:with_positions]
