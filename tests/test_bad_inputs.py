@@ -277,8 +277,18 @@ CASES = [
         TypeError,
         r"attn_mask must be bool \(True = do not attend\), got list",
     ),
-    ("mha-wrong-rank", lambda: mha()(x5[0, 0]), ValueError, r"x must be \(B, L, E\) or \(L, E\), got shape \(12,\)"),
-    ("mha-wrong-E", lambda: mha()(x5[..., :10]), ValueError, r"x \(2, 5, 10\) has E = 10, expected embed_dim = 12"),
+    (
+        "mha-wrong-rank",
+        lambda: mha()(x5[0, 0]),
+        ValueError,
+        r"x must be \(B, L, d_model\) or \(L, d_model\), got shape \(12,\)",
+    ),
+    (
+        "mha-wrong-E",
+        lambda: mha()(x5[..., :10]),
+        ValueError,
+        r"x \(2, 5, 10\) has d_model = 10, expected embed_dim = 12",
+    ),
     ("mha-empty-sequence", lambda: mha()(x5[:, :0]), ValueError, r"at least one token, got shape \(2, 0, 12\)"),
     ("mha-int-x", lambda: mha()(x5.long()), TypeError, r"x must be float, got torch\.int64, shape \(2, 5, 12\)"),
     (
@@ -328,19 +338,19 @@ CASES = [
         "add-positions-wrong-E",
         lambda: add_positions(ones(2, 10, 32), table),
         ValueError,
-        r"x \(2, 10, 32\) must be \(B, L, E\) or \(L, E\), E = 64",
+        r"x \(2, 10, 32\) must be \(B, L, d_model\) or \(L, d_model\), d_model = 64",
     ),
     (
         "add-positions-1d-x",
         lambda: add_positions(ones(64), table),
         ValueError,
-        r"x \(64,\) must be \(B, L, E\) or \(L, E\), E = 64",
+        r"x \(64,\) must be \(B, L, d_model\) or \(L, d_model\), d_model = 64",
     ),
     (
         "add-positions-4d-x",
         lambda: add_positions(ones(2, 3, 10, 64), table),
         ValueError,
-        r"x \(2, 3, 10, 64\) must be \(B, L, E\) or \(L, E\)",
+        r"x \(2, 3, 10, 64\) must be \(B, L, d_model\) or \(L, d_model\)",
     ),
     (
         "add-positions-too-long",
@@ -359,9 +369,9 @@ CASES = [
         "decoder-mask-L-greater-than-S",
         lambda: decoder_mask(5, 3),
         ValueError,
-        r"need 1 <= L <= S, got L = 5 queries, S = 3 keys.*no key",
+        r"need 1 <= L_q <= L_k, got L_q = 5 queries, L_k = 3 keys.*no key",
     ),
-    ("decoder-mask-L-zero", lambda: decoder_mask(0, 3), ValueError, r"got L = 0 queries, S = 3 keys"),
+    ("decoder-mask-L-zero", lambda: decoder_mask(0, 3), ValueError, r"got L_q = 0 queries, L_k = 3 keys"),
     (
         "decoder-mask-float-pad",
         lambda: decoder_mask(3, 3, torch.zeros(2, 3)),
@@ -372,13 +382,13 @@ CASES = [
         "decoder-mask-pad-wrong-S",
         lambda: decoder_mask(3, 3, torch.zeros(2, 4, dtype=torch.bool)),
         ValueError,
-        r"pad must be \(B, S = 3\), got \(2, 4\)",
+        r"pad must be \(B, L_k = 3\), got \(2, 4\)",
     ),
     (
         "decoder-mask-pad-1d",
         lambda: decoder_mask(3, 3, torch.zeros(3, dtype=torch.bool)),
         ValueError,
-        r"pad must be \(B, S = 3\), got \(3,\)",
+        r"pad must be \(B, L_k = 3\), got \(3,\)",
     ),
     # --- TinyDecoder: snippets/decoding/tiny_decoder.py ---------------------------------------------------
     (
@@ -429,7 +439,7 @@ CASES = [
         "decoder-pad-shape",
         lambda: decoder()(tokens, pad=torch.zeros(2, 4, dtype=torch.bool)),
         ValueError,
-        r"pad \(2, 4\) must be \(B, S\) = \(2, 3\)",
+        r"pad \(2, 4\) must be \(B, L_k\) = \(2, 3\)",
     ),
     (
         "decoder-float-pad",

@@ -205,10 +205,7 @@ def test_cache_bytes_equal_the_formula_and_shrink_with_fewer_kv_heads(chapter):
 def test_chapter_cache_formula_counts_k_and_v_of_every_layer(chapter):
     attn, tokens = chapter["attn"], chapter["tokens"]
     per_number = 4  # float32
-    assert (
-        chapter["formula"]
-        == 2 * len(chapter["model"].blocks) * 1 * attn.h_kv * tokens.shape[1] * attn.d_head * per_number
-    )
+    assert chapter["formula"] == 2 * len(chapter["model"].blocks) * 1 * attn.G * tokens.shape[1] * attn.d_k * per_number
 
 
 def test_kv_cache_is_faster_at_the_largest_length(chapter):
@@ -296,7 +293,7 @@ def test_batched_generation_with_a_cache_equals_one_prompt_at_a_time(chapter):
         (
             lambda m: m(torch.zeros(2, 3, dtype=torch.long), pad=torch.zeros(2, 4, dtype=torch.bool)),
             ValueError,
-            "pad (2, 4) must be (B, S) = (2, 3): 0 cached + 3 new tokens",
+            "pad (2, 4) must be (B, L_k) = (2, 3): 0 cached + 3 new tokens",
         ),
         (
             lambda m: m(torch.zeros(1, 3, dtype=torch.long), positions=torch.tensor([[0, 1, 70]])),
@@ -451,7 +448,7 @@ def test_exercise_4_chunked_prefill_goes_wrong_with_the_top_left_alignment(monke
 
 def test_exercise_4_prints_three_chunks_all_matching(exercises):
     assert exercises["printed"].count("same as one pass: True") == 3
-    assert "L=3, S=7" in exercises["printed"]  # section 7.1's case
+    assert "L_q=3, L_k=7" in exercises["printed"]  # section 7.1's case
 
 
 def test_exercise_5_one_new_token_needs_no_mask_and_is_causal_true_returns_the_first_value(device, dtype):

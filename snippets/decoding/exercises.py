@@ -20,13 +20,13 @@ with torch.no_grad():
     full = model(tokens)  # one pass over all 9 tokens: (1, 9, 16)
     chunked = KVCache()
     start = 0
-    for size in [4, 3, 2]:  # L new tokens per call, on top of the cache
+    for size in [4, 3, 2]:  # L_q new tokens per call, on top of the cache
         chunk = tokens[:, start : start + size]
-        logits = model(chunk, cache=chunked)  # S = start + size keys
+        logits = model(chunk, cache=chunked)  # L_k = start + size keys
         same = torch.allclose(logits, full[:, start : start + size], atol=1e-5)
         print(
-            f"tokens {start}..{start + size - 1}: L={size}, "
-            f"S={len(chunked)}, same as one pass: {same}"
+            f"tokens {start}..{start + size - 1}: L_q={size}, "
+            f"L_k={len(chunked)}, same as one pass: {same}"
         )
         start += size
 # --8<-- [end:chunked_prefill]
@@ -39,9 +39,9 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-S, d = 6, 8  # 5 cached tokens + 1 new one
-q_all, k, v = (torch.randn(1, 1, S, d).to(device) for _ in range(3))
-q = q_all[:, :, -1:]  # only the new token asks: L = 1
+L_k, d_k = 6, 8  # 5 cached tokens + 1 new one
+q_all, k, v = (torch.randn(1, 1, L_k, d_k).to(device) for _ in range(3))
+q = q_all[:, :, -1:]  # only the new token asks: L_q = 1
 
 # the right answer: the last row of causal attention over all 6 tokens
 reference = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)
@@ -52,7 +52,7 @@ print("no mask matches:", torch.allclose(no_mask, reference, atol=1e-5))
 trap = F.scaled_dot_product_attention(q, k, v, is_causal=True)
 print("is_causal=True matches:", torch.allclose(trap, reference, atol=1e-5))
 
-eye = torch.eye(S, device=device).expand(1, 1, S, S)  # values = identity
+eye = torch.eye(L_k, device=device).expand(1, 1, L_k, L_k)  # values = I
 weights = F.scaled_dot_product_attention(q, k, eye, is_causal=True)
 seen = (weights[0, 0, 0] > 0).nonzero().flatten()
 print("is_causal=True lets it see keys:", seen.tolist())

@@ -8,46 +8,52 @@ import torch.nn.functional as F
 from torch import nn
 
 
-def decoder_mask(L, S, pad=None, device=None):
-    """Bool mask, True = may attend: L new queries, S keys (cached + new).
+def decoder_mask(L_q, L_k, pad=None, device=None):
+    """Bool mask, True = may attend: L_q new queries, L_k keys (cached + new).
 
-    Causal, aligned bottom right: query i is token S - L + i. With pad (B, S),
-    True at padding, padded keys are hidden too, but every query still sees
-    itself, so that no row is empty. Shape (L, S), or (B, 1, L, S) with pad.
+    Causal, aligned bottom right: query i is token L_k - L_q + i. With pad
+    (B, L_k), True at padding, padded keys are hidden too, but every query
+    still sees itself, so that no row is empty. Shape (L_q, L_k), or
+    (B, 1, L_q, L_k) with pad.
     """
-    check_mask_sizes(L, S, pad)
+    check_mask_sizes(L_q, L_k, pad)
     device = pad.device if pad is not None else device
-    i = torch.arange(S - L, S, device=device)[:, None]  # query positions
-    j = torch.arange(S, device=device)  # key positions
+    i = torch.arange(L_k - L_q, L_k, device=device)[:, None]  # query positions
+    j = torch.arange(L_k, device=device)  # key positions
     allowed = j <= i
     if pad is None:
         return allowed
-    allowed = (allowed & ~pad[:, None, :]) | (j == i)  # (B, L, S)
+    allowed = (allowed & ~pad[:, None, :]) | (j == i)  # (B, L_q, L_k)
     return allowed[:, None]  # one mask for every head
 
 
-def check_mask_sizes(L, S, pad=None):
-    """Raise unless 1 <= L <= S and pad is bool (B, S)."""
-    if not 1 <= L <= S:
+def check_mask_sizes(L_q, L_k, pad=None):
+    """Raise unless 1 <= L_q <= L_k and pad is bool (B, L_k)."""
+    if not 1 <= L_q <= L_k:
         raise ValueError(
-            f"need 1 <= L <= S, got L = {L} queries, S = {S} keys: with "
-            "L > S the first queries would see no key"
+            f"need 1 <= L_q <= L_k, got L_q = {L_q} queries, L_k = {L_k} "
+            "keys: with L_q > L_k the first queries would see no key"
         )
     if pad is None:
         return
     if pad.dtype != torch.bool:
         raise TypeError(f"pad must be bool (True at padding), got {pad.dtype}")
-    if pad.ndim != 2 or pad.shape[1] != S:
-        raise ValueError(f"pad must be (B, S = {S}), got {tuple(pad.shape)}")
+    if pad.ndim != 2 or pad.shape[1] != L_k:
+        raise ValueError(
+            f"pad must be (B, L_k = {L_k}), got {tuple(pad.shape)}"
+        )
 
 
 class KVCache:
-    """Per layer, K and V of every token so far: (B, H_kv, S, d_head)."""
+    """Per layer, K and V of every token so far: (B, G, L_k, d_k).
+
+    G is the number of K/V heads, L_k the number of tokens so far.
+    """
 
     def __init__(self):
         self.k, self.v = [], []
 
-    def __len__(self):  # S, the number of cached tokens
+    def __len__(self):  # L_k, the number of cached tokens
         return self.k[0].shape[-2] if self.k else 0
 
     def update(self, layer, k, v):
@@ -70,32 +76,32 @@ class KVCache:
 
 
 class CausalSelfAttention(nn.Module):
-    """H query heads sharing H_kv key/value heads (MHA, GQA or MQA)."""
+    """H query heads sharing G key/value heads (MHA, GQA or MQA)."""
 
     def __init__(self, d_model, n_heads, n_kv_heads):
         super().__init__()
-        self.h, self.h_kv = n_heads, n_kv_heads
-        self.d_head = d_model // n_heads
-        self.q = nn.Linear(d_model, n_heads * self.d_head, bias=False)
-        self.k = nn.Linear(d_model, n_kv_heads * self.d_head, bias=False)
-        self.v = nn.Linear(d_model, n_kv_heads * self.d_head, bias=False)
-        self.o = nn.Linear(n_heads * self.d_head, d_model, bias=False)
+        self.H, self.G = n_heads, n_kv_heads
+        self.d_k = d_model // n_heads
+        self.q = nn.Linear(d_model, n_heads * self.d_k, bias=False)
+        self.k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=False)
+        self.v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=False)
+        self.o = nn.Linear(n_heads * self.d_k, d_model, bias=False)
 
     def forward(self, x, allowed, cache=None, layer=0):
-        B, L, _ = x.shape
+        B, L_q, _ = x.shape  # L_q new tokens
 
-        def heads(t, n):  # (B, L, n * d_head) -> (B, n, L, d_head)
-            return t.view(B, L, n, self.d_head).transpose(1, 2)
+        def heads(t, count):  # (B, L_q, count * d_k) -> (B, count, L_q, d_k)
+            return t.view(B, L_q, count, self.d_k).transpose(1, 2)
 
-        q = heads(self.q(x), self.h)
-        k, v = heads(self.k(x), self.h_kv), heads(self.v(x), self.h_kv)
+        q = heads(self.q(x), self.H)
+        k, v = heads(self.k(x), self.G), heads(self.v(x), self.G)
         if cache is not None:
-            k, v = cache.update(layer, k, v)  # now all S tokens
-        group = self.h // self.h_kv  # query heads per K/V head
+            k, v = cache.update(layer, k, v)  # now all L_k tokens
+        group = self.H // self.G  # query heads per K/V head
         k = k.repeat_interleave(group, dim=1)
         v = v.repeat_interleave(group, dim=1)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-        return self.o(out.transpose(1, 2).reshape(B, L, -1))
+        return self.o(out.transpose(1, 2).reshape(B, L_q, -1))
 
 
 class Block(nn.Module):
@@ -143,20 +149,20 @@ class TinyDecoder(nn.Module):
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, tokens, positions=None, pad=None, cache=None):
-        """tokens (B, L) -> logits (B, L, vocab).
+        """tokens (B, L_q) -> logits (B, L_q, vocab): L_q new tokens.
 
-        positions (B, L): position ids; by default the L slots after the
-        cached tokens. pad (B, S): True at padding, S = cached + L tokens.
+        positions (B, L_q): position ids; by default the L_q slots after the
+        cached tokens. pad (B, L_k): True at padding, L_k = cached + L_q.
         cache: a KVCache, extended in place.
         """
         check_decoder_input(self, tokens, positions, pad, cache)
-        B, L = tokens.shape
+        B, L_q = tokens.shape
         past = len(cache) if cache is not None else 0
         if positions is None:
-            positions = torch.arange(past, past + L, device=tokens.device)
-            positions = positions.expand(B, L)
+            positions = torch.arange(past, past + L_q, device=tokens.device)
+            positions = positions.expand(B, L_q)
         x = self.tok(tokens) + self.pos(positions)
-        allowed = decoder_mask(L, past + L, pad, device=tokens.device)
+        allowed = decoder_mask(L_q, past + L_q, pad, device=tokens.device)
         for layer, block in enumerate(self.blocks):
             x = block(x, allowed, cache, layer)
         return self.head(self.ln(x))
@@ -193,7 +199,7 @@ def check_decoder_input(model, tokens, positions, pad, cache):
         check_ids("position", positions, model.max_len)
     if pad is not None and tuple(pad.shape) != (B, past + L):
         raise ValueError(
-            f"pad {tuple(pad.shape)} must be (B, S) = "
+            f"pad {tuple(pad.shape)} must be (B, L_k) = "
             f"({B}, {past + L}): {past} cached + {L} new tokens"
         )
 
@@ -297,23 +303,23 @@ if __name__ == "__main__":
 
     # --8<-- [start:memory]
     attn = model.blocks[0].attn
-    n_layers, (B, _, S, _) = len(model.blocks), cache.k[0].shape
+    n_layers, (B, G, L_k, d_k) = len(model.blocks), cache.k[0].shape
     size = cache.k[0].element_size()  # bytes per number: 4 in float32
-    formula = 2 * n_layers * B * attn.h_kv * S * attn.d_head * size
+    formula = 2 * n_layers * B * G * L_k * d_k * size
     print(
-        f"2 x {n_layers} layers x B={B} x {attn.h_kv} heads x S={S} "
-        f"x {attn.d_head} x {size} bytes = {formula:,} bytes"
+        f"2 x {n_layers} layers x B={B} x G={G} x L_k={L_k} "
+        f"x d_k={d_k} x {size} bytes = {formula:,} bytes"
     )
     print(f"the cache's tensors: {cache.nbytes():,} bytes")
 
-    for n_kv in [4, 2, 1]:  # MHA, GQA with 2 groups, MQA
+    for G in [4, 2, 1]:  # K/V heads: MHA, GQA with 2 groups, MQA
         torch.manual_seed(0)
-        m = TinyDecoder(len(vocab), n_kv_heads=n_kv).to(device).eval()
+        m = TinyDecoder(len(vocab), n_kv_heads=G).to(device).eval()
         c = KVCache()
         with torch.no_grad():
             m(tokens, cache=c)
         print(
-            f"n_kv_heads={n_kv}: {c.nbytes():,} bytes, "
+            f"n_kv_heads={G}: {c.nbytes():,} bytes, "
             f"{c.nbytes() // len(c):,} per token"
         )
     # --8<-- [end:memory]
@@ -345,10 +351,10 @@ if __name__ == "__main__":
         bench(
             torch.ones(1, lengths[-1], dtype=torch.long).to(device)
         )  # warm up
-        for S in lengths:  # time the step that sees S tokens
-            seq = torch.randint(1, len(vocab), (1, S)).to(device)
+        for L_k in lengths:  # time the step that sees L_k tokens
+            seq = torch.randint(1, len(vocab), (1, L_k)).to(device)
             cache = KVCache()
-            bench(seq[:, :-1], cache=cache)  # the S - 1 tokens before
+            bench(seq[:, :-1], cache=cache)  # the L_k - 1 tokens before
             full = lambda seq=seq: bench(seq)  # noqa: E731
             step = lambda seq=seq, c=cache: bench(seq[:, -1:], cache=c.copy())
             per_token["full"].append(seconds(full, repeats))

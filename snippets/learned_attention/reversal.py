@@ -32,12 +32,14 @@ from torch import nn
 class Reverser(nn.Module):
     """Token embedding (+ learned positions), one attention layer, a readout."""
 
-    def __init__(self, E=32, positions=True):
+    def __init__(self, d_model=32, positions=True):
         super().__init__()
-        self.tok = nn.Embedding(vocab_size, E)
-        self.pos = nn.Embedding(L, E) if positions else None  # chapter 6.3
-        self.mha = nn.MultiheadAttention(E, 1, bias=False, batch_first=True)
-        self.out = nn.Linear(E, vocab_size)  # a score for every token id
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(L, d_model) if positions else None  # ch. 6.3
+        self.mha = nn.MultiheadAttention(  # one head, no biases
+            d_model, num_heads=1, bias=False, batch_first=True
+        )
+        self.out = nn.Linear(d_model, vocab_size)  # a score for every token
 
     def forward(self, tokens):
         """tokens (B, L) -> logits (B, L, vocab_size), weights (B, L, L)."""
@@ -166,7 +168,7 @@ if __name__ == "__main__":
 
     # --8<-- [start:positions_alone]
     w_q, w_k, w_v = model.mha.in_proj_weight.chunk(3)  # (out, in) each
-    P = model.pos.weight  # (L, E): the learned position table
+    P = model.pos.weight  # (L, d_model): the learned position table
     d_k = model.mha.head_dim
     with torch.no_grad():
         scores = (P @ w_q.T) @ (P @ w_k.T).T / d_k**0.5  # no tokens at all
