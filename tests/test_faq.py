@@ -228,10 +228,10 @@ def test_q6_page_shows_the_square_case_after_the_error(lang):
 
 def test_q7_eight_heads_of_64_cost_the_same_flops_as_one_head_of_512():
     ns = script("q07_head_width_cost")
-    flops, n, d_model = ns["flops"], ns["n"], ns["d_model"]
+    flops, L, d_model = ns["flops"], ns["L"], ns["d_model"]
     assert flops[1, 512] == flops[8, 64]
-    for (h, d_k), counted in flops.items():
-        assert counted == 8 * n * d_model * h * d_k + 4 * n * n * h * d_k
+    for (H, d_k), counted in flops.items():
+        assert counted == 8 * L * d_model * H * d_k + 4 * L * L * H * d_k
     assert flops[8, 16] < flops[8, 64]
 
 

@@ -7,17 +7,17 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n, d_model, d_k, d_v = 4, 8, 3, 3
-X = torch.randn(n, d_model).to(device)  # 4 tokens, 8 features each
+L, d_model, d_k, d_v = 4, 8, 3, 3
+X = torch.randn(L, d_model).to(device)  # 4 tokens, 8 features each
 # three random projections (d_v = d_k here), scaled like a usual initialisation
 W_Q, W_K, W_V = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
 
 Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (n, n), computed from X
+A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (L, L), computed from X
 out = A @ V  # row i = sum_j A[i, j] * V[j]
 
 nonnegative = bool((A >= 0).all())
-rows_sum_to_1 = torch.allclose(A.sum(dim=-1), torch.ones(n, device=device))
+rows_sum_to_1 = torch.allclose(A.sum(dim=-1), torch.ones(L, device=device))
 print("weights >= 0:", nonnegative, " rows sum to 1:", rows_sum_to_1)
 # a weighted average never leaves the range of what it averages
 lo, hi = V.min(dim=0).values, V.max(dim=0).values

@@ -1,4 +1,4 @@
-"""Q7: d_k = d_model / h: h heads cost as much as one full-width head."""
+"""Q7: d_k = d_model / H: H heads cost as much as one full-width head."""
 
 # --8<-- [start:cost]
 import torch
@@ -7,23 +7,23 @@ from torch.utils.flop_counter import FlopCounterMode
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n, d_model = 128, 512
-X = torch.randn(1, n, d_model).to(device)
+L, d_model = 128, 512
+X = torch.randn(1, L, d_model).to(device)
 
 flops = {}
-for h, d_k in [(1, 512), (8, 64), (8, 16)]:
-    W_Q, W_K, W_V = torch.randn(3, d_model, h * d_k).to(device)
-    W_O = torch.randn(h * d_k, d_model).to(device)
+for H, d_k in [(1, 512), (8, 64), (8, 16)]:
+    W_Q, W_K, W_V = torch.randn(3, d_model, H * d_k).to(device)
+    W_O = torch.randn(H * d_k, d_model).to(device)
     with FlopCounterMode(display=False) as counter:
-        # project, split into h heads of width d_k: (1, h, n, d_k)
+        # project, split into H heads of width d_k: (1, H, L, d_k)
         heads = [
-            (X @ W).view(1, n, h, d_k).transpose(1, 2) for W in (W_Q, W_K, W_V)
+            (X @ W).view(1, L, H, d_k).transpose(1, 2) for W in (W_Q, W_K, W_V)
         ]
         Q, K, V = heads
         A = torch.softmax(Q @ K.transpose(-2, -1) / d_k**0.5, dim=-1)
-        out = (A @ V).transpose(1, 2).reshape(1, n, h * d_k) @ W_O
-    flops[h, d_k] = counter.get_total_flops()
-    print(f"h={h}  d_k={d_k:>3}  h*d_k={h * d_k:>3}  FLOPs={flops[h, d_k]:,}")
+        out = (A @ V).transpose(1, 2).reshape(1, L, H * d_k) @ W_O
+    flops[H, d_k] = counter.get_total_flops()
+    print(f"H={H}  d_k={d_k:>3}  H*d_k={H * d_k:>3}  FLOPs={flops[H, d_k]:,}")
 # --8<-- [end:cost]
 
 # --8<-- [start:widths]

@@ -7,8 +7,8 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-n, d_model, d_k = 6, 32, 16
-X = torch.randn(n, d_model).to(device)
+L, d_model, d_k = 6, 32, 16
+X = torch.randn(L, d_model).to(device)
 W_Q, W_K, W_V = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
 Q, K, V = X @ W_Q, X @ W_K, X @ W_V
 
@@ -41,7 +41,7 @@ for name, (a, b) in cases.items():
 # "scaled" starts from W^Q and divides by √d_k, "folded" starts from W^Q / √d_k.
 # W^K and W^V get the same gradients in both, so only W^Q is trained here.
 scale = K.shape[-1] ** 0.5  # √d_k = 4: the first block's d_k = 16
-target = torch.randn(n, V.shape[-1], generator=g).to(device)
+target = torch.randn(L, V.shape[-1], generator=g).to(device)
 
 
 def one_step(W, divide_by, optimizer, lr):

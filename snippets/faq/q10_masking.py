@@ -8,8 +8,8 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-L, E = 4, 8
-x = torch.randn(1, L, E).to(device)
+L, d_model = 4, 8
+x = torch.randn(1, L, d_model).to(device)
 keep = torch.ones(L, L, dtype=torch.bool, device=device).tril()  # True = attend
 
 
@@ -27,7 +27,7 @@ weights = F.scaled_dot_product_attention(x, x, eye, attn_mask=keep)
 show("sdpa, mask=keep ", weights[0])
 
 # nn.MultiheadAttention: True = may NOT attend.
-mha = nn.MultiheadAttention(E, num_heads=2, batch_first=True).to(device)
+mha = nn.MultiheadAttention(d_model, num_heads=2, batch_first=True).to(device)
 show("MHA,  mask=~keep", mha(x, x, x, attn_mask=~keep)[1][0])
 # the same mask as for sdpa, given to MHA: the wrong convention
 show("MHA,  mask=keep ", mha(x, x, x, attn_mask=keep)[1][0])

@@ -1,4 +1,4 @@
-"""Q11: h heads give h separate attention maps for the same parameter count."""
+"""Q11: H heads give H separate attention maps for the same parameter count."""
 
 # --8<-- [start:patterns]
 import torch
@@ -8,11 +8,11 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 x = torch.randn(1, 6, 64).to(device)  # 6 tokens, d_model = 64
-for h in [1, 8]:
-    mha = nn.MultiheadAttention(64, num_heads=h, batch_first=True).to(device)
+for H in [1, 8]:
+    mha = nn.MultiheadAttention(64, num_heads=H, batch_first=True).to(device)
     _, maps = mha(x, x, x, average_attn_weights=False)  # one map per head
     n_params = sum(p.numel() for p in mha.parameters())
-    print(f"h={h}: maps {tuple(maps.shape)}, parameters {n_params:,}")
+    print(f"H={H}: maps {tuple(maps.shape)}, parameters {n_params:,}")
 
 # the 8 maps are 8 different ways of spreading attention over the same tokens
 different = [not torch.allclose(maps[0, 0], maps[0, i]) for i in range(1, 8)]
