@@ -1,0 +1,171 @@
+"""The learner's path: the home page's first screen, the reading times, the notation table and the corrections."""
+
+import re
+
+import pytest
+from pymdownx.slugs import slugify as slugs
+
+from qkvsite import config
+from qkvsite.config import DOCS
+from qkvsite.hooks import chapters as hook
+
+LANGS = ["zh", "en"]
+slugify = slugs(case="lower")  # mkdocs.yml's toc slugify
+
+
+def text(name, lang):
+    return (DOCS / f"{name}.{lang}.md").read_text(encoding="utf-8")
+
+
+def first_screen(lang):
+    """The home page up to its first section: what a reader sees before scrolling."""
+    return text("index", lang).split("\n## ", 1)[0]
+
+
+# --- reading time ----------------------------------------------------------------------------------------------
+
+
+def test_words_are_counted_in_the_text_only():
+    page = """---
+description: not counted
+---
+
+# 1. A title
+
+Two words, `code` and $d_k$ [a link](https://example.org/long/url).
+
+<!--pytest-codeblocks:expected-output-->
+```text
+many words that the reader does not read
+```
+
+## References and further reading
+
+- not counted either
+"""
+    # the title "1. A title", then "Two words, `code` and $d_k$ a link": a code span or a formula is one word
+    assert hook.count_words(page) == 3 + 7
+
+
+@pytest.mark.parametrize("chapter", config.chapters())
+def test_reading_time_is_the_english_word_count_at_the_stated_rate(chapter):
+    words = hook.count_words(text(chapter, "en"))
+    assert words > 500, chapter  # a chapter, not a stub
+    assert hook.reading_minutes(chapter) == round(words / hook.WORDS_PER_MINUTE)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_states_the_reading_time_and_its_rate(lang):
+    home = text("index", lang)
+    assert hook.READING_TIME in first_screen(lang)
+    assert f"{hook.WORDS_PER_MINUTE} " in home  # the rate is said, not hidden
+    minutes = [hook.reading_minutes(chapter) for chapter in config.chapters()]
+    assert hook.reading_range() == f"{min(minutes)}–{max(minutes)}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_list_gives_each_chapter_its_reading_time(lang):
+    listed = hook.chapter_list(lang).split("\n")
+    assert len(listed) == len(config.chapters())
+    for line, chapter in zip(listed, config.chapters(), strict=True):
+        assert hook.MINUTES[lang].format(hook.reading_minutes(chapter)) in line
+
+
+# --- the first screen ------------------------------------------------------------------------------------------
+
+FIRST_SCREEN = {
+    "en": ["For programmers", "Python", "PyTorch tensors", "matrix product", "Start with chapter 1"],
+    "zh": ["程序员", "Python", "PyTorch 张量", "矩阵乘法", "从第 1 章开始"],
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_first_screen_has_audience_prerequisites_time_start_link_and_a_figure(lang):
+    screen = first_screen(lang)
+    for words in FIRST_SCREEN[lang]:
+        assert words in screen, words
+    assert re.search(r"\]\(dot-product\.md\)\{ \.md-button \.md-button--primary \}", screen)
+    assert re.search(r"^!\[[^\]]+\]\(figures/[\w-]+\.svg\)\n/// caption$", screen, re.M)
+    for promise in ["test", "测试", "record", "记录"]:  # the promise about tests comes later
+        assert promise not in screen
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_says_that_code_and_outputs_are_in_english(lang):
+    said = {"en": "code, comments and printed outputs are in English", "zh": "代码、注释和输出均为英文"}
+    assert said[lang] in text("index", lang)
+
+
+def test_home_page_figure_is_one_the_build_draws():
+    from qkvsite.figure_cache import registered
+
+    for lang in LANGS:
+        for name in re.findall(r"\]\(figures/([\w-]+)\.svg\)", text("index", lang)):
+            assert name in registered()
+
+
+# --- the notation table ----------------------------------------------------------------------------------------
+
+SYMBOLS = r"$L$ $L_q$ $L_k$ $B$ $d_{\text{model}}$ $H$ $d_k$ $d_v$ $d$ $G$ $S$ $A$ $Z$ $i$ $j$ $m$".split()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_glossary_has_the_notation_table(lang):
+    glossary = text("glossary", lang)
+    table = glossary[glossary.index("{#notation}") :]
+    rows = [line for line in table.split("\n") if line.startswith("| $")]
+    firsts = " ".join(row.split(" | ")[0] for row in rows)
+    for symbol in SYMBOLS:
+        assert symbol in firsts, symbol
+    for other in ["n", "h", "N", "E", "embed_dim"]:  # what the paper and PyTorch write instead
+        assert re.search(rf"(?<![\w$]){other}(?![\w$])", table), other
+
+
+@pytest.mark.parametrize("term", ["token", "logits", "embedding", "pre-norm", "positional encoding"])
+def test_glossary_defines_the_terms_learners_meet(term):
+    assert re.search(rf"^\| [^|]+ \| {term} \| ", text("glossary", "en"), re.M)
+
+
+def test_glossary_positional_encoding_covers_rope_and_alibi():
+    row = next(line for line in text("glossary", "en").split("\n") if "| positional encoding |" in line)
+    assert "RoPE" in row and "ALiBi" in row and "Q and K" in row and "scores" in row
+
+
+# --- corrections -----------------------------------------------------------------------------------------------
+
+HEADING = re.compile(r"^(#{2,6}) (.*?)(?: \{ ?#([\w-]+)[^}]*\})?$", re.M)
+
+
+def anchors(name, lang):
+    """The ids of a page's headings: explicit ones, or the slug of the heading's text."""
+    found = set()
+    for _, title, explicit in HEADING.findall(text(name, lang)):
+        found.add(explicit or slugify(re.sub(r"[`*]", "", title), "-"))
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_correction_has_a_fixed_anchor_and_links_where_the_site_shows_it(lang):
+    page = text("corrections", lang)
+    entries = re.split(r"^### ", page, flags=re.M)[1:]
+    assert len(entries) >= 20
+    for entry in entries:
+        heading = entry.split("\n", 1)[0]
+        assert re.search(r"\{ ?#[\w-]+", heading), heading
+        assert re.search(r"\]\([\w-]+\.md(#[^)]+)?\)", entry), heading
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_corrections_link_anchors_that_exist(lang):
+    for target, anchor in re.findall(r"\]\(([\w-]+)\.md#([^)]+)\)", text("corrections", lang)):
+        assert anchor in anchors(target, lang), f"corrections.{lang}.md links {target}.md#{anchor}"
+
+
+def test_corrections_come_after_the_faq_and_before_the_glossary_in_the_nav():
+    nav = [next(iter(item)) if isinstance(item, dict) else item for item in config.mkdocs_yml()["nav"]]
+    assert nav.index("corrections.md") == nav.index("FAQ") + 1 == nav.index("glossary.md") - 1
+
+
+def test_english_corrections_page_says_where_the_site_came_from():
+    intro = text("corrections", "en").split("\n## ", 1)[0]
+    assert "grew out of a Chinese article" in intro
