@@ -106,7 +106,7 @@ with torch.no_grad():  # random biases, so that the check covers them
     nn.init.normal_(ref.in_proj_bias)
     nn.init.normal_(ref.out_proj.bias)
 ref = ref.to(device)
-x = torch.randn(2, 3, d_model).to(device)  # queries: B = 2, L_q = 3
+x = torch.randn(2, 5, d_model).to(device)  # queries: B = 2, L_q = 5
 memory = torch.randn(2, 7, d_model).to(device)  # keys and values: L_k = 7
 
 w_q, w_k, w_v = ref.in_proj_weight.chunk(3)  # (out, in) = (d_model, d_model)

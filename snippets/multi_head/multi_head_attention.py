@@ -72,7 +72,8 @@ def check_some_key_visible(attn_mask, key_padding_mask) -> None:
     """Raise if a query has every key hidden (its softmax would be NaN)."""
     hidden = attn_mask if attn_mask is not None else False
     if key_padding_mask is not None:
-        hidden = key_padding_mask[..., None, :] | hidden  # (B, L, L)
+        # True where key j is hidden from query i (in every batch row)
+        hidden = key_padding_mask[..., None, :] | hidden
     if not torch.is_tensor(hidden) or not hidden.all(dim=-1).any():
         return
     row = hidden.all(dim=-1).nonzero()[0].tolist()  # [b,] query

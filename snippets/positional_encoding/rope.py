@@ -80,8 +80,9 @@ def rope(x, positions, base=10000.0):
 if __name__ == "__main__":
     # --8<-- [start:agree]
     torch.manual_seed(0)
-    x = torch.randn(2, 6, 8).to(device)  # (B, L, d)
-    positions = torch.arange(6, device=device)
+    B, L, d_k = 2, 6, 8
+    x = torch.randn(B, L, d_k).to(device)  # (B, L, d_k)
+    positions = torch.arange(L, device=device)
     a, b = rope_complex(x, positions), rope(x, positions)
     print("complex == 2x2 rotations:", torch.allclose(a, b, atol=1e-6))
     print(

@@ -41,7 +41,7 @@ d_k = d_model // H
 x = torch.arange(L * d_model).reshape(1, L, d_model).to(device)
 print(x[0].cpu())
 
-right = x.view(1, L, H, d_k).transpose(1, 2)  # (1, H, L, d_k)
+right = x.view(1, L, H, d_k).transpose(1, 2)  # (1, 2, 3, 2): (1, H, L, d_k)
 wrong = x.view(1, H, L, d_k)  # the same shape, but not the same numbers
 print("right, head 0:", right[0, 0].tolist())
 print("wrong, head 0:", wrong[0, 0].tolist())
