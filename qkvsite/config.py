@@ -70,6 +70,14 @@ def _plugin(name: str) -> dict:
     raise KeyError(f"mkdocs.yml has no plugin {name}")
 
 
+def words(text: dict, lang: str) -> dict:
+    """Labels in one language: each entry of ``text`` is (Chinese, English), one string for both, or a dict of such
+    entries (the figures', the Verification page's)."""
+    index = ("zh", "en").index(lang)
+    pick = lambda value: value[index] if isinstance(value, tuple) else value  # noqa: E731
+    return {k: words(v, lang) if isinstance(v, dict) else pick(v) for k, v in text.items()}
+
+
 def languages() -> list[str]:
     """Every language built, the default first."""
     langs = _plugin("i18n")["languages"]

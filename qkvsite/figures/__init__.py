@@ -46,6 +46,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 
 from qkvsite.cache import key as cache_key_of  # noqa: E402
+from qkvsite.config import words  # noqa: E402, F401 (the figure modules read their labels with it)
 from qkvsite.figure_cache import CACHE, SCHEMES, SNIPPETS, cache_key, snippet_sources  # noqa: E402
 
 CJK_FONTS = [
@@ -94,14 +95,6 @@ SCHEME_COLOURS = _scheme_colours()
 # unusual colours (a saturated magenta) that the drawing uses in place of the scheme's colours
 PLACEHOLDERS = {name: f"#fe01{i:02x}" for i, name in enumerate(SCHEME_COLOURS, start=0x80)}
 _drawing = ContextVar("drawing", default=False)
-
-
-def words(text: dict, lang: str) -> dict:
-    """A figure module's labels in one language: each entry of ``text`` is (Chinese, English), one string for both,
-    or a dict of such entries."""
-    index = ("zh", "en").index(lang)
-    pick = lambda value: value[index] if isinstance(value, tuple) else value  # noqa: E731
-    return {k: words(v, lang) if isinstance(v, dict) else pick(v) for k, v in text.items()}
 
 
 def palette() -> dict[str, str]:

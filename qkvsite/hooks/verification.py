@@ -9,57 +9,59 @@ does; the Verification page lists the records themselves in place of the line
 
 from qkvsite import config as site
 from qkvsite import records
+from qkvsite.config import words
 from qkvsite.hooks import building
 
 PLACEHOLDER = "<!-- verification-records -->"
 
+# each text in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "zh": {
-        "device": {"cpu": "CPU", "cuda": "GPU（CUDA）"},
-        "all": "{device} 上每段代码都已运行并核对输出：torch {versions}",
-        "all_but_newer": "torch {versions} 上也是，标明需要更新 torch 的代码块除外",
-        "none": "{device}：尚未运行",
-        "none_current": "{device}：尚未在当前版本的代码上运行",
-        "and": "、",
-        "aside": "（{}）",
-        "separator": "；",
-        "end": "。",
-        "more": "验证记录",
-        "header": "| 日期 | 设备 | torch | Python | 代码块 | 当前代码 | 提交 | 运行于 |",
-        "current": {True: "是", False: "否（较早的版本）"},
-        "blocks": "{passed} 通过",
-        "failed": "，{failed} 失败",
-        "skipped": "，{skipped} 跳过（需要更新的 torch）",
-        "runner": {"local": "开发者机器", "ci": "CI（.ci/run）", "github-actions": "GitHub Actions"},
-        "threads": "{n} 线程",
-        "no_records": "还没有提交任何验证记录。",
+    "device": {
+        "cpu": "CPU",
+        "cuda": ("GPU（CUDA）", "GPU (CUDA)"),
     },
-    "en": {
-        "device": {"cpu": "CPU", "cuda": "GPU (CUDA)"},
-        "all": "Every code block has run on {device} with its output checked: torch {versions}",
-        "all_but_newer": "on torch {versions} too, except the blocks labelled with a newer torch",
-        "none": "{device}: not yet run",
-        "none_current": "{device}: not yet run on the current version of the code",
-        "and": ", ",
-        "aside": " ({})",
-        "separator": "; ",
-        "end": ".",
-        "more": "Verification records",
-        "header": "| Date | Device | torch | Python | Blocks | Current code | Commit | Run on |",
-        "current": {True: "yes", False: "no (an earlier version)"},
-        "blocks": "{passed} passed",
-        "failed": ", {failed} failed",
-        "skipped": ", {skipped} skipped (need a newer torch)",
-        "runner": {"local": "a developer's machine", "ci": "CI (.ci/run)", "github-actions": "GitHub Actions"},
-        "threads": "{n} threads",
-        "no_records": "No verification record has been committed yet.",
+    "all": (
+        "{device} 上每段代码都已运行并核对输出：torch {versions}",
+        "Every code block has run on {device} with its output checked: torch {versions}",
+    ),
+    "all_but_newer": (
+        "torch {versions} 上也是，标明需要更新 torch 的代码块除外",
+        "on torch {versions} too, except the blocks labelled with a newer torch",
+    ),
+    "none": ("{device}：尚未运行", "{device}: not yet run"),
+    "none_current": (
+        "{device}：尚未在当前版本的代码上运行",
+        "{device}: not yet run on the current version of the code",
+    ),
+    "and": ("、", ", "),
+    "aside": ("（{}）", " ({})"),
+    "separator": ("；", "; "),
+    "end": ("。", "."),
+    "more": ("验证记录", "Verification records"),
+    "header": (
+        "| 日期 | 设备 | torch | Python | 代码块 | 当前代码 | 提交 | 运行于 |",
+        "| Date | Device | torch | Python | Blocks | Current code | Commit | Run on |",
+    ),
+    "current": {
+        True: ("是", "yes"),
+        False: ("否（较早的版本）", "no (an earlier version)"),
     },
+    "blocks": ("{passed} 通过", "{passed} passed"),
+    "failed": ("，{failed} 失败", ", {failed} failed"),
+    "skipped": ("，{skipped} 跳过（需要更新的 torch）", ", {skipped} skipped (need a newer torch)"),
+    "runner": {
+        "local": ("开发者机器", "a developer's machine"),
+        "ci": ("CI（.ci/run）", "CI (.ci/run)"),
+        "github-actions": "GitHub Actions",
+    },
+    "threads": ("{n} 线程", "{n} threads"),
+    "no_records": ("还没有提交任何验证记录。", "No verification record has been committed yet."),
 }
 
 
 def claim(lang: str, recs: list[dict], current: dict) -> dict:
     """The footer: what the records prove about the current pages, per device."""
-    text, parts = TEXT[lang], []
+    text, parts = words(TEXT, lang), []
     for device, proven in records.summary(recs, current).items():
         name = text["device"][device]
         if not proven["all"] and not proven["all_but_newer"]:
@@ -81,12 +83,12 @@ def claim(lang: str, recs: list[dict], current: dict) -> dict:
 def device(rec: dict, lang: str) -> str:
     if rec["device"] == "cuda":
         return f"{rec['cuda']['device']} (CUDA {rec['cuda']['version']})"
-    threads = TEXT[lang]["threads"].format(n=rec["threads"])
+    threads = words(TEXT, lang)["threads"].format(n=rec["threads"])
     return f"{rec['cpu']} ({rec['cpu_capability']}, {threads})"
 
 
 def blocks(rec: dict, lang: str) -> str:
-    text, counts = TEXT[lang], rec["page_blocks"]
+    text, counts = words(TEXT, lang), rec["page_blocks"]
     out = text["blocks"].format(**counts)
     if counts["failed"]:
         out += text["failed"].format(**counts)
@@ -96,7 +98,7 @@ def blocks(rec: dict, lang: str) -> str:
 
 
 def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
-    text = TEXT[lang]
+    text = words(TEXT, lang)
     if not recs:
         return text["no_records"]
     rows = [text["header"], "| --- | --- | --- | --- | --- | --- | --- | --- |"]
