@@ -132,3 +132,22 @@ def test_references_are_plain_links_to_https_pages(name, lang):
     body = section(name, lang, HEADINGS[lang]["references"])
     assert "![" not in body and "<script" not in body and "<iframe" not in body, "nothing is loaded from a reference"
     assert all(link.startswith("https://") for link in re.findall(r"\]\((\S+?)\)", body))
+
+
+QUESTION = {"zh": "**本章回答的问题：**", "en": "**The question:**"}
+HOW_WE_KNOW = {"zh": '!!! note "我们怎么知道"', "en": '!!! note "How we know"'}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_each_chapter_states_its_question_before_its_first_code_block_and_first_section(name, lang):
+    before = re.split(r"^(?:## |\s*```python)", text(name, lang), maxsplit=1, flags=re.M)[0]
+    assert QUESTION[lang] in before, f"{name}.{lang}.md does not open with {QUESTION[lang]}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_each_chapter_has_at_most_one_how_we_know_note_linking_the_verification_page(name, lang):
+    notes = re.findall(re.escape(HOW_WE_KNOW[lang]) + r"\n((?:(?: {4}.*)?\n)+)", text(name, lang))
+    assert len(notes) <= 1, f"{name}.{lang}.md has {len(notes)} How-we-know notes"
+    assert all("verification.md" in note for note in notes), f"{name}.{lang}.md: the note links no Verification page"
