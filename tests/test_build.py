@@ -101,7 +101,7 @@ def test_only_a_figure_of_measured_times_is_drawn_again_on_another_machine(monke
     monkeypatch.setattr(figure_cache, "machine", lambda: "another processor cpu")
     elsewhere = figure_cache.Drawings(config.languages()).keys
     assert {drawing[0] for drawing, key in here.items() if elsewhere[drawing] != key} == figure_cache.measured()
-    assert figure_cache.measured() == {"decoding-kv-cache-speed", "faq-attention-cost"}
+    assert figure_cache.measured() == {"decoding-kv-cache-speed", "faq-attention-cost", "fast-attention-memory"}
 
 
 # --- nothing left running ---------------------------------------------------------------------------------------

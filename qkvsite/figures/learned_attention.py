@@ -1,4 +1,4 @@
-"""Chapter 8 figures, drawn from the trained models of snippets/learned_attention/reversal.py."""
+"""Chapter 9 figures, drawn from the trained models of snippets/learned_attention/reversal.py."""
 
 import math
 

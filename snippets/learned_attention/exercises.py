@@ -1,4 +1,4 @@
-"""Chapter 8's exercises: copying without positions; sinusoidal positions."""
+"""Chapter 9's exercises: copying without positions; sinusoidal positions."""
 
 # ruff: noqa: E402
 import torch
@@ -35,10 +35,10 @@ print("copying without positions, accuracy > 0.9:", accuracy > 0.9)
 
 # --8<-- [start:sinusoidal]
 def sinusoidal_encoding(length, d_model):
-    """Chapter 6.2: PE[pos, 2i] = sin(pos ω_i), PE[pos, 2i+1] = cos(pos ω_i)."""
+    """Chapter 6.2: PE[pos, 2p] = sin(pos ω_p), PE[pos, 2p+1] = cos(pos ω_p)."""
     pos = torch.arange(length, device=device, dtype=torch.float32)
-    i = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
-    angle = pos[:, None] * 10000.0 ** (-i / d_model)  # (length, d_model/2)
+    two_p = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
+    angle = pos[:, None] * 10000.0 ** (-two_p / d_model)  # (length, d_model/2)
     pe = torch.empty(length, d_model, device=device)
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle)

@@ -1,0 +1,34 @@
+"""Which backends F.scaled_dot_product_attention can use on this device."""
+
+# --8<-- [start:choice]
+# requires torch >= 2.3: torch.nn.attention.sdpa_kernel
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.manual_seed(0)
+B, H, L, d_k = 1, 4, 256, 64
+q, k, v = torch.randn(3, B, H, L, d_k).to(device)
+
+default = F.scaled_dot_product_attention(q, k, v)
+with sdpa_kernel(SDPBackend.MATH):  # only the math backend: the formula
+    math = F.scaled_dot_product_attention(q, k, v)
+print("math agrees with the default:", torch.allclose(math, default, atol=1e-5))
+
+fused = [
+    SDPBackend.FLASH_ATTENTION,
+    SDPBackend.EFFICIENT_ATTENTION,
+    SDPBackend.CUDNN_ATTENTION,
+]
+agree = []
+for backend in fused:
+    with sdpa_kernel(backend):  # only this backend is allowed
+        try:
+            out = F.scaled_dot_product_attention(q, k, v)
+        except RuntimeError:  # it cannot take these inputs on this device
+            continue
+    agree.append(torch.allclose(out, default, atol=1e-4))
+print("a fused backend ran here:", len(agree) > 0)
+print("every one that ran agrees:", all(agree))
+# --8<-- [end:choice]

@@ -1,0 +1,272 @@
+"""Chapter 8 (docs/fast-attention.{zh,en}.md): snippets/fast_attention/*, checked against PyTorch."""
+
+import io
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+from qkvsite.dialect import version_tuple
+from snippets.decoding.tiny_decoder import KVCache, TinyDecoder
+from snippets.fast_attention.blocked_attention import blocked_attention
+from snippets.fast_attention.exercises import merge, partial
+from snippets.fast_attention.kv_cache import cache_numbers
+from snippets.fast_attention.online_softmax import online_softmax
+from snippets.positional_encoding.alibi import alibi_bias, alibi_slopes
+from tests.conftest import run_snippet
+
+TORCH = version_tuple(torch.__version__)
+needs_sdpa_kernel = pytest.mark.skipif(TORCH < (2, 3), reason="torch.nn.attention.sdpa_kernel appeared in torch 2.3")
+needs_2_5 = pytest.mark.skipif(TORCH < (2, 5), reason="enable_gqa and flex_attention appeared in torch 2.5")
+eager_flex = pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
+
+
+def qkv(B, H, L_q, L_k, d_k, device, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    make = lambda L: torch.randn(B, H, L, d_k, generator=g, dtype=dtype).to(device)  # noqa: E731
+    return make(L_q), make(L_k), make(L_k)
+
+
+# --- 8.1 online softmax -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 16])
+def test_online_softmax_equals_torch_softmax_for_any_piece_size(size, device, dtype):
+    row = (torch.randn(16, generator=torch.Generator().manual_seed(size), dtype=dtype) * 10).to(device)
+    assert_close(online_softmax(row, size), torch.softmax(row, dim=-1))
+
+
+def test_online_softmax_survives_scores_that_would_overflow_exp(device):
+    row = torch.tensor([1000.0, 1001.0, 999.0, 1002.0], device=device)  # exp(1000) is inf in float32
+    assert_close(online_softmax(row, 2), torch.softmax(row, dim=-1))
+
+
+def test_hand_trace_of_two_pieces_is_chapter_1s_car_row():
+    ns = run_snippet("fast_attention/online_softmax.py")
+    s = ns["s"].cpu()
+    assert_close(s, torch.tensor([0.18, 0.28, 1.82]))
+    # the page's numbers: piece 1 sum e^(0.18-0.28) + 1, piece 2 rescaled by e^(0.28-1.82), plus e^0
+    first = math.exp(0.18 - 0.28) + 1
+    assert round(first, 4) == 1.9048
+    assert round(first * math.exp(0.28 - 1.82) + 1, 4) == 1.4084 == round(ns["total"].item(), 4)
+    assert_close(ns["weights"], torch.softmax(ns["s"], dim=-1))
+    assert_close(ns["out"], torch.softmax(ns["s"], dim=-1) @ ns["X"])
+
+
+# --- 8.2 blocked attention ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block_q, block_k", [(8, 8), (16, 32), (64, 24), (1, 64), (7, 5)])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_blocked_attention_equals_sdpa_for_every_tile_size(block_q, block_k, is_causal, device, dtype):
+    q, k, v = qkv(2, 4, 64, 64, 16, device, dtype)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+    assert_close(blocked_attention(q, k, v, block_q, block_k, is_causal), expected)
+
+
+@pytest.mark.parametrize("L_q, L_k", [(3, 37), (37, 3), (20, 50)])
+@pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
+def test_blocked_attention_with_fewer_or_more_queries_than_keys(L_q, L_k, is_causal, device, dtype):
+    q, k, v = qkv(1, 2, L_q, L_k, 8, device, dtype)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+    assert_close(blocked_attention(q, k, v, 8, 16, is_causal), expected)
+
+
+def test_blocked_attention_handles_a_value_width_other_than_d_k(device):
+    q, k, _ = qkv(1, 2, 10, 12, 8, device, torch.float32)
+    v = torch.randn(1, 2, 12, 5).to(device)
+    assert_close(blocked_attention(q, k, v, 4, 4), F.scaled_dot_product_attention(q, k, v))
+
+
+def test_blocked_attention_does_not_overflow_on_large_scores(device):
+    q, k, v = qkv(1, 1, 16, 16, 4, device, torch.float32)
+    q = q * 200  # exp of the raw scores would overflow float32
+    out = blocked_attention(q, k, v, 4, 4)
+    assert torch.isfinite(out).all()
+    assert_close(out, F.scaled_dot_product_attention(q, k, v))
+
+
+def test_the_chapter_check_passes_and_counts_the_tiles_the_loop_computes(monkeypatch):
+    ns = run_snippet("fast_attention/blocked_attention.py")
+    calls = []
+    real_maximum = torch.maximum
+    monkeypatch.setattr(torch, "maximum", lambda *a: calls.append(1) or real_maximum(*a))
+    for is_causal in (False, True):
+        calls.clear()
+        blocked_attention(ns["q"], ns["k"], ns["v"], 16, 16, is_causal)  # one torch.maximum per tile
+        assert len(calls) == ns["tiles"](ns["L"], 16, is_causal)
+    assert ns["tiles"](64, 16, True) == 10 and ns["tiles"](64, 16, False) == 16
+
+
+# --- 8.3 peak memory ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def memory():
+    """The memory script's variables, and what it printed."""
+    out = io.StringIO()
+    ns = run_snippet("fast_attention/memory.py", stdout=out)
+    return ns, out.getvalue()
+
+
+def test_naive_peak_holds_the_score_matrix_and_blocked_peak_stays_far_below_it(memory):
+    ns, _ = memory
+    lengths, peak = ns["lengths"], ns["peak"]
+    for i, L in enumerate(lengths):
+        score_matrix = ns["H"] * L * L * 4
+        assert peak["naive"][i] >= score_matrix  # the scores, then their softmax
+        if L >= 1024:
+            assert peak["blocked"][i] < score_matrix / 4
+    assert peak["naive"][-1] / peak["naive"][0] > 30  # about L² from 256 to 2048: 64x
+    assert peak["blocked"][-1] / peak["blocked"][0] < 8  # about L: the output and a few tiles
+
+
+def test_memory_block_prints_only_what_the_formula_gives(memory):
+    _, printed = memory
+    assert printed.splitlines() == [
+        f"L={L:>4}: scores {4 * L * L * 4 // 2**20:>2} MiB, one tile 256 KiB" for L in (256, 512, 1024, 2048)
+    ]
+
+
+# --- 8.4 which kernel ---------------------------------------------------------------------------------------------
+
+
+@needs_sdpa_kernel
+def test_every_backend_that_runs_agrees_with_the_default_on_any_device():
+    out = io.StringIO()
+    run_snippet("fast_attention/kernels.py", stdout=out)
+    assert out.getvalue().splitlines() == [
+        "math agrees with the default: True",
+        "a fused backend ran here: True",
+        "every one that ran agrees: True",
+    ]
+
+
+@needs_sdpa_kernel
+def test_on_the_cpu_the_default_is_the_cpu_flash_kernel_and_efficient_and_cudnn_cannot_run():
+    """What the page says of the CPU, seen in the profiler (the page's code runs on any device)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
+
+    q, k, v = torch.randn(3, 1, 4, 256, 64)
+    with profile(activities=[ProfilerActivity.CPU]) as trace:
+        F.scaled_dot_product_attention(q, k, v)
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in {event.name for event in trace.events()}
+    for backend in SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION:
+        with sdpa_kernel(backend), pytest.raises(RuntimeError):
+            F.scaled_dot_product_attention(q, k, v)
+
+
+# --- 8.5 MQA, GQA, MLA --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_kv_heads", [4, 2, 1])
+def test_cache_numbers_match_chapter_7s_real_kv_cache(n_kv_heads):
+    torch.manual_seed(0)
+    model = TinyDecoder(16, d_model=32, n_heads=4, n_layers=2, n_kv_heads=n_kv_heads).eval()
+    cache = KVCache()
+    with torch.no_grad():
+        model(torch.randint(1, 16, (3, 9)), cache=cache)
+    kind = {4: "MHA", 2: "GQA", 1: "MQA"}[n_kv_heads]
+    per_token = cache_numbers(kind, H=4, d_k=8, G=n_kv_heads)
+    assert cache.nbytes() == 2 * 3 * 9 * per_token * 4  # layers x B x L x numbers x float32 bytes
+
+
+def test_mla_caches_as_much_as_gqa_with_two_and_a_quarter_groups():
+    # DeepSeek-V2 (arXiv 2405.04434), section 2.1.4: d_c = 4 d_k, d_r = d_k / 2, "equal to GQA with only 2.25 groups"
+    assert cache_numbers("MLA", 128, 128, d_c=512, d_r=64) == 2.25 * cache_numbers("GQA", 128, 128, G=1)
+    with pytest.raises(ValueError, match="unknown kind"):
+        cache_numbers("MHB", 8, 16)
+
+
+@needs_2_5
+@pytest.mark.parametrize("groups", [8, 2, 1])
+def test_enable_gqa_equals_repeat_interleave_and_blocked_attention(groups, device, dtype):
+    q, _, _ = qkv(2, 8, 10, 10, 16, device, dtype)
+    _, k, v = qkv(2, groups, 10, 10, 16, device, dtype, seed=1)
+    expected = F.scaled_dot_product_attention(
+        q, k.repeat_interleave(8 // groups, 1), v.repeat_interleave(8 // groups, 1)
+    )
+    assert_close(F.scaled_dot_product_attention(q, k, v, enable_gqa=True), expected)
+    assert_close(
+        blocked_attention(q, k.repeat_interleave(8 // groups, 1), v.repeat_interleave(8 // groups, 1), 4, 4), expected
+    )
+
+
+def test_mla_read_from_the_latent_equals_expanded_k_and_v():
+    ns = run_snippet("fast_attention/mla.py")
+    assert_close(ns["folded"], ns["out"])
+    assert ns["real"] == ns["formula"] == ns["B"] * ns["L"] * (ns["d_c"] + ns["d_r"]) * 4
+
+
+# --- 8.6 masks and FlexAttention ----------------------------------------------------------------------------------
+
+
+@needs_2_5
+@eager_flex
+def test_plain_masks_are_sliding_window_and_documents():
+    ns = run_snippet("fast_attention/masks.py")
+    sliding, document, doc = ns["sliding"].cpu(), ns["document"].cpu(), ns["doc"].cpu()
+    for i in range(8):
+        for j in range(8):
+            assert bool(sliding[i, j]) == (0 <= i - j < 3)
+            assert bool(document[i, j]) == (j <= i and doc[i] == doc[j])
+
+
+@needs_2_5
+@eager_flex
+@pytest.mark.parametrize("L", [8, 200])
+def test_flex_mask_mods_equal_the_plain_masks(L, device):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    from snippets.fast_attention.masks import documents, sliding_window
+
+    q, k, v = qkv(1, 2, L, L, 8, device, torch.float32)
+    i, j = torch.arange(L, device=device)[:, None], torch.arange(L, device=device)
+    doc = torch.arange(L, device=device) * 3 // L  # three documents
+    for mod, mask in [
+        (sliding_window(5), (j <= i) & (i - j < 5)),
+        (documents(doc), (j <= i) & (doc[:, None] == doc)),
+    ]:
+        block_mask = create_block_mask(mod, None, None, L, L, device=device)
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert_close(flex_attention(q, k, v, block_mask=block_mask), expected)
+
+
+@needs_2_5
+@eager_flex
+def test_flex_alibi_equals_chapter_6s_alibi_bias(device):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    from snippets.fast_attention.masks import alibi, sliding_window
+
+    H, L = 8, 12
+    q, k, v = qkv(2, H, L, L, 4, device, torch.float32)
+    slopes = 2 ** (-8 * torch.arange(1, H + 1, device=device) / H)
+    assert_close(slopes.cpu(), alibi_slopes(H).to(slopes.dtype))  # the page's slopes are chapter 6's
+    causal = create_block_mask(sliding_window(L), None, None, L, L, device=device)
+    flex = flex_attention(q, k, v, score_mod=alibi(slopes), block_mask=causal)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=alibi_bias(H, L, device=device))
+    assert_close(flex, expected)
+
+
+# --- exercises ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", [1, 13, 39])
+def test_merging_two_partial_results_in_either_order_is_attention(split, device, dtype):
+    q, k, v = qkv(1, 2, 3, 40, 8, device, dtype)
+    a = partial(q, k[:, :, :split], v[:, :, :split])
+    b = partial(q, k[:, :, split:], v[:, :, split:])
+    expected = F.scaled_dot_product_attention(q, k, v)
+    for x, y in [(a, b), (b, a)]:
+        _, total, acc = merge(x, y)
+        assert_close(acc / total, expected)
+
+
+def test_exercises_print_true():
+    out = io.StringIO()
+    run_snippet("fast_attention/exercises.py", stdout=out)
+    assert out.getvalue().count("True") == 3 and "False" not in out.getvalue()
