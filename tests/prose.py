@@ -20,12 +20,14 @@ LESSONS = [
     "shapes",
     "positional-encoding",
     "decoding",
+    "fast-attention",
     "learned-attention",
     "faq",
     "faq-concepts",
     "faq-matrices",
     "faq-heads",
     "faq-engineering",
+    "bug-gallery",
 ]
 LONG = 35
 

@@ -2,6 +2,7 @@
 version is right, checked against PyTorch's own functions."""
 
 import io
+import re
 from functools import cache
 
 import pytest
@@ -243,3 +244,18 @@ def test_position_ids_counted_from_the_padding_change_the_output_and_counting_re
         forward(tokens, pad, ns["positions_fixed"](pad))[0],
         forward(tokens[:1], pad[:1], ns["positions_fixed"](pad[:1]))[0],
     )
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_bug_of_the_gallery_is_linked_from_the_chapter_that_teaches_its_concept(lang):
+    from qkvsite.config import DOCS, chapters
+
+    gallery = (DOCS / f"bug-gallery.{lang}.md").read_text(encoding="utf-8")
+    bugs = set(re.findall(r"\{ #(bug-[\w-]+) \}", gallery))
+    linked = {
+        anchor
+        for chapter in chapters()
+        for anchor in re.findall(r"bug-gallery\.md#(bug-[\w-]+)", (DOCS / f"{chapter}.{lang}.md").read_text("utf-8"))
+    }
+    assert len(bugs) >= 10
+    assert bugs == linked, f"not linked from a chapter: {sorted(bugs - linked)}; no such bug: {sorted(linked - bugs)}"

@@ -92,7 +92,7 @@ def test_home_page_first_screen_has_audience_prerequisites_time_start_link_and_a
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_home_page_says_that_code_and_outputs_are_in_english(lang):
-    said = {"en": "code, comments and printed outputs are in English", "zh": "代码、注释和输出均为英文"}
+    said = {"en": "code, comments and printed outputs are in English", "zh": "代码、注释和打印的输出都是英文"}
     assert said[lang] in text("index", lang)
 
 
@@ -161,9 +161,10 @@ def test_corrections_link_anchors_that_exist(lang):
         assert anchor in anchors(target, lang), f"corrections.{lang}.md links {target}.md#{anchor}"
 
 
-def test_corrections_come_after_the_faq_and_before_the_glossary_in_the_nav():
+def test_corrections_come_after_the_faq_and_the_bug_gallery_and_before_the_glossary_in_the_nav():
     nav = [next(iter(item)) if isinstance(item, dict) else item for item in config.mkdocs_yml()["nav"]]
-    assert nav.index("corrections.md") == nav.index("FAQ") + 1 == nav.index("glossary.md") - 1
+    assert nav.index("FAQ") + 1 == nav.index("bug-gallery.md") == nav.index("corrections.md") - 1
+    assert nav.index("corrections.md") == nav.index("glossary.md") - 1
 
 
 def test_english_corrections_page_says_where_the_site_came_from():

@@ -8,19 +8,21 @@ from torch.autograd.functional import jacobian
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-d = 8
-linear = nn.Linear(d, d).to(device)
-W_Q, W_K, W_V = (torch.randn(d, d).to(device) / d**0.5 for _ in range(3))
+d_model = d_k = 8  # one head, as wide as the model
+linear = nn.Linear(d_model, d_model).to(device)
+W_Q, W_K, W_V = (
+    torch.randn(d_model, d_k).to(device) / d_model**0.5 for _ in range(3)
+)
 
 
 def attention(X):
-    A = torch.softmax((X @ W_Q) @ (X @ W_K).T / d**0.5, dim=-1)
+    A = torch.softmax((X @ W_Q) @ (X @ W_K).T / d_k**0.5, dim=-1)
     return A, A @ (X @ W_V)
 
 
-X1 = torch.randn(5, d).to(device)
+X1 = torch.randn(5, d_model).to(device)
 X2 = X1.clone()
-X2[4] = torch.randn(d).to(device)  # change only the last token
+X2[4] = torch.randn(d_model).to(device)  # change only the last token
 
 
 # J[i, :, j, :]: the matrix by which output row i answers a small change of

@@ -39,14 +39,14 @@ for i, L in enumerate(lengths):
 
 
 # --8<-- [start:heads]
-# a layer of h heads of width d_k = d_model / h: which d does the formula need?
-d_model, h, L = 512, 8, 256
-d_k = d_model // h
-mha = torch.nn.MultiheadAttention(d_model, h, batch_first=True).to(device)
+# a layer of H heads of width d_k = d_model / H: which d does the formula need?
+d_model, H, L = 512, 8, 256
+d_k = d_model // H
+mha = torch.nn.MultiheadAttention(d_model, H, batch_first=True).to(device)
 x = torch.randn(1, L, d_model).to(device)
 with torch.no_grad(), FlopCounterMode(display=False) as counter:
     mha(x, x, x)
-print(f"nn.MultiheadAttention({d_model}, {h}), L = {L}, d_k = {d_k}")
+print(f"nn.MultiheadAttention({d_model}, {H}), L = {L}, d_k = {d_k}")
 print(f"{'counted FLOPs:':<32}{counter.get_total_flops():>12,}")
 for name, width in [("d_model", d_model), ("d_k", d_k)]:
     formula = 8 * L * width**2 + 4 * L**2 * width

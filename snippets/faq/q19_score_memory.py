@@ -39,7 +39,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def naive_attention(q, k, v):
-    """softmax(q kᵀ / √d) v, keeping the full (..., L, S) score matrix."""
+    """softmax(q kᵀ / √d_k) v, keeping the full (..., L_q, L_k) scores."""
     scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
     return torch.softmax(scores, dim=-1) @ v
 
