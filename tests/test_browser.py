@@ -321,6 +321,7 @@ def test_search_box_finds_pages(search_pages, origin, start, query, expected):
     box.press("End")  # Material searches on keyup
     page.locator(".md-search-result__item").first.wait_for(state="detached", timeout=10_000)  # the last query's
     box.press_sequentially(query)  # key by key, as a reader types: Material searches on every keyup
+    box.press("End")  # Chinese characters arrive as text input, with no keyup (an input method ends with one)
     page.locator(".md-search-result__item a").first.wait_for(timeout=10_000)
 
     def results():
