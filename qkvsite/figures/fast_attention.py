@@ -47,20 +47,22 @@ def memory(ns, lang):
     ]
     for values, style, colour, label in series:
         ax.plot(lengths, [v / mib for v in values], style, color=colour, label=label)
-    for values, colour, dy in [(peak["naive"], "tab:red", 7), (peak["blocked"], "tab:blue", -13)]:
-        for L, v in zip(lengths, values, strict=True):
-            ax.annotate(
-                f"{v / mib:.1f} MiB",
-                (L, v / mib),
-                textcoords="offset points",
-                xytext=(0, dy),
-                ha="center",
-                fontsize=8,
-                color=colour,
-            )
+    for values, colour in [(peak["naive"], "tab:red"), (peak["blocked"], "tab:blue")]:
+        # the value at the longest length, right of its point: where the lines are furthest apart
+        ax.annotate(
+            f"{values[-1] / mib:.1f} MiB",
+            (lengths[-1], values[-1] / mib),
+            textcoords="offset points",
+            xytext=(7, 0),
+            ha="left",
+            va="center",
+            fontsize=9,
+            color=colour,
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(lengths, [str(L) for L in lengths])
+    ax.set_xlim(lengths[0] / 1.25, lengths[-1] * 1.7)  # room for the values at the right
     ax.set_ylim(top=max(peak["naive"]) / mib * 4)
     ax.set_xlabel(t["length"])
     ax.set_ylabel("MiB")
