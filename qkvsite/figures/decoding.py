@@ -68,7 +68,8 @@ def causal_alignment(ns, lang):
     t = words(TEXT, lang)
     L_k, L_q = ns["L_k"], ns["L_q"]
     cached = L_k - L_q
-    cols = [t["cached"] if j < cached else t["new"] for j in range(L_k)]
+    # the first column of each group names the group: a word under every column would run into the next
+    cols = [t["cached"] if j == 0 else t["new"] if j == cached else "" for j in range(L_k)]
     cols = [f"{j}\n{c}" for j, c in enumerate(cols)]
     rows = [t["token"].format(cached + i) for i in range(L_q)]
     fig, axes = plt.subplots(2, 1, figsize=(7.6, 4.8))

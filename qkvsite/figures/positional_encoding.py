@@ -3,6 +3,7 @@
 import math
 
 import matplotlib.pyplot as plt
+from matplotlib.colors import SymLogNorm
 
 from qkvsite.figures import figure, palette, words
 
@@ -133,15 +134,18 @@ def alibi_bias(ns, lang):
     rows = math.ceil(heads / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(9.0, 2.4 * rows + 0.6), layout="constrained")
     cmap = plt.get_cmap("Blues_r").with_extremes(bad="none")  # the axes' paper shows through
+    # one colour scale for every head, logarithmic beyond -0.01: the small slopes' biases still show
+    norm = SymLogNorm(linthresh=0.01, vmin=low, vmax=0)
     for h, ax in enumerate(axes.flat):
-        image = ax.imshow(finite[h].numpy(), cmap=cmap, vmin=low, vmax=0, aspect="equal", interpolation="nearest")
+        image = ax.imshow(finite[h].numpy(), cmap=cmap, norm=norm, aspect="equal", interpolation="nearest")
         for i in range(length):
             for j in range(i + 1, length):
                 ax.add_patch(
                     plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec=palette()["rule"], lw=0)
                 )
         corner = float(bias[h, length - 1, 0])  # the farthest key of the last query
-        ax.text(0, length - 1, f"{corner:.2f}", ha="left", va="center", fontsize=9, color="white" if h < 2 else "black")
+        ink = "white" if norm(corner) < 0.5 else "black"  # on a dark cell, white
+        ax.text(0, length - 1, f"{corner:.2f}", ha="left", va="center", fontsize=9, color=ink)
         ax.set_title(t["head"].format(h, f"1/{round(1 / slopes[h])}"), fontsize=12)
         ax.set_xticks(range(0, length, 2))
         ax.set_yticks(range(0, length, 2))

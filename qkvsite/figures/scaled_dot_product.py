@@ -204,18 +204,12 @@ def saturation_figure(ns, lang):
         ax_g.plot(d_ks, grad_norm[name], marker, color=color, label=t[name])
         # scaled values above their points, unscaled below, so that they never overlap
         offset, va = ((0, 7), "bottom") if name == "scaled" else ((0, -8), "top")
-        for d, m, g in zip(d_ks, max_weight[name], grad_norm[name], strict=True):
+        for i, (d, m, g) in enumerate(zip(d_ks, max_weight[name], grad_norm[name], strict=True)):
             for ax, value, fmt in ((ax_m, m, "{:.3f}"), (ax_g, g, "{:.1e}")):
-                ax.annotate(
-                    fmt.format(value),
-                    (d, value),
-                    textcoords="offset points",
-                    xytext=offset,
-                    ha="center",
-                    va=va,
-                    color=color,
-                    fontsize=9,
-                )
+                where = {"xytext": offset, "ha": "center", "va": va}
+                if ax is ax_g and name != "scaled" and i > 0:  # the falling line leaves each point down-right:
+                    where = {"xytext": (-5, -4), "ha": "right", "va": "top"}  # its value goes down-left
+                ax.annotate(fmt.format(value), (d, value), textcoords="offset points", color=color, fontsize=9, **where)
     ax_m.axhline(1 / n_keys, ls=":", color="grey", label=t["uniform"].format(n_keys))
     ax_m.set_ylim(0, 1.08)
     ax_m.set_ylabel(t["max_y"])
