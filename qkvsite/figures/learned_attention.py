@@ -12,6 +12,8 @@ TEXT = {
     "after": ("训练 {} 步之后", "After {} training steps"),
     "query": ("查询：位置 i 上的词元", "query: the token at position i"),
     "key": ("键：位置 j 上的词元", "key: the token at position j"),
+    "query_short": ("查询 i", "query i"),
+    "key_short": ("键 j", "key j"),
     "right_key": ("方框：正确的键 $j = L - 1 - i$", "boxes: the right key $j = L - 1 - i$"),
     "loss_title": ("训练损失（每步一个批次）", "Training loss (one batch per step)"),
     "accuracy_title": ("测试准确率（{:,} 个没训练过的序列）", "Test accuracy ({:,} sequences never trained on)"),
@@ -89,6 +91,10 @@ def emergence(ns, lang):
         ax.set_title(t["snapshot"].format(step, accuracy), fontsize=11)
         ax.set_xticks([])
         ax.set_yticks([])
+    for ax in axes[-1]:  # the axes' names once, on the outer panels
+        ax.set_xlabel(t["key_short"], fontsize=10)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(t["query_short"], fontsize=10)
     fig.colorbar(image, ax=axes, fraction=0.03, pad=0.02)
     fig.suptitle(t["emergence_title"], fontsize=12)
     return fig
