@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 import torch
@@ -38,9 +39,12 @@ def dtype(request):
 
 
 # The test build is published the way GitHub Pages publishes a project: under a sub-path of its host.
-SUBPATH = "/qkv/"
-SITE_URL = f"https://readers.example{SUBPATH}"
-REPO_URL = "https://github.com/qkv-example/qkv"
+# With QKV_SITE_DIR the tests read a site already built there (the Pages workflow tests the very directory it
+# deploys), built with the SITE_URL and REPO_URL of the environment.
+BUILT_SITE = os.environ.get("QKV_SITE_DIR")
+SITE_URL = os.environ["SITE_URL"] if BUILT_SITE else "https://readers.example/qkv/"
+REPO_URL = os.environ["REPO_URL"] if BUILT_SITE else "https://github.com/qkv-example/qkv"
+SUBPATH = urlparse(SITE_URL).path.rstrip("/") + "/"  # "/qkv/"
 
 
 def dies_with_its_parent() -> None:
@@ -100,6 +104,21 @@ class SiteBuild:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+class BuiltSite:
+    """A site built before the tests (QKV_SITE_DIR): read as it is, never deleted."""
+
+    def __init__(self, directory: str):
+        self.directory = Path(directory).resolve()
+        if not (self.directory / "index.html").is_file():
+            raise pytest.UsageError(f"QKV_SITE_DIR={directory} holds no built site")
+
+    def wait(self) -> Path:
+        return self.directory
+
+    def close(self):
+        pass
+
+
 class Background:
     """What runs beside the tests: the build, the server of the built site, the browser's page loads.
 
@@ -113,7 +132,7 @@ class Background:
 
     def start_build(self):
         if self.build is None:
-            self.build = SiteBuild()
+            self.build = BuiltSite(BUILT_SITE) if BUILT_SITE else SiteBuild()
             self.config.add_cleanup(self.build.close)
         return self.build
 
@@ -203,6 +222,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if (SITE_FIXTURES | BROWSER_FIXTURES) & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
+    if BUILT_SITE:  # only the tests of that built site: not the unit tests, nor the build layer's (test_build.py)
+        uses_it = lambda item: (  # noqa: E731
+            (SITE_FIXTURES | BROWSER_FIXTURES) & set(getattr(item, "fixturenames", ()))
+            and item.path.name != "test_build.py"
+        )
+        config.hook.pytest_deselected(items=[item for item in items if not uses_it(item)])
+        items[:] = [item for item in items if uses_it(item)]
     needs_site = lambda item: item.get_closest_marker("site") is not None  # noqa: E731
     items[:] = (
         [item for item in items if not needs_site(item)]

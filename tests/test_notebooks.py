@@ -266,8 +266,8 @@ def test_notebook_page_links_its_download_and_colab_and_says_it_is_a_notebook(si
     from tests.conftest import REPO_URL
 
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
-    download = rf'<a class="md-button" (download="" href="{chapter}\.ipynb"|href="{chapter}\.ipynb" download)'
-    assert re.search(download, page)
+    button = rf'<a class="md-button" (download="" href="{chapter}\.ipynb"|href="{chapter}\.ipynb" download)'
+    assert re.search(button, page)
     assert f'href="{notebooks.colab_url(REPO_URL, chapter, lang)}"' in page
     title = Page(DOCS / f"{chapter}.{lang}.md").title
     h1 = notebooks.TITLE[lang].format(title)

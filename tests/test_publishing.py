@@ -11,7 +11,7 @@ import pytest
 from qkvsite import config
 from qkvsite.config import ROOT
 from qkvsite.dialect import Page
-from tests.conftest import REPO_URL, SITE_URL
+from tests.conftest import REPO_URL, SITE_URL, SUBPATH
 
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
 PAGES = config.source_pages()
@@ -156,7 +156,7 @@ def test_the_home_page_links_the_readme_in_the_repository(site):
 @pytest.mark.parametrize("lang", config.languages())
 def test_404_pages_use_the_site_root_for_styles_and_links(site, lang):
     html = (site / config.url_prefix(lang) / "404.html").read_text(encoding="utf-8")
-    base = SITE_URL.removeprefix("https://readers.example")
+    base = SUBPATH
     hrefs = re.findall(r'(?:href|src)="([^"#]+)"', html)
     local = [h for h in hrefs if not h.startswith(("http://", "https://", "data:"))]
     assert local and all(h.startswith(base) for h in local), [h for h in local if not h.startswith(base)]
