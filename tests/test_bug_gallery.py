@@ -195,9 +195,10 @@ def paper_alibi(L, m, device):
 def test_alibi_with_the_wrong_sign_differs_from_the_paper_and_the_fix_equals_it():
     ns = snippet("alibi_sign")
     L, m = ns["L"], ns["m"]
-    device = ns["q_idx"].device
+    device = ns["device"]
     reference = paper_alibi(L, m, device)
     assert_close(ns["alibi_fixed"](L), reference)
+    assert_close(ns["alibi_fixed"](L + 3), paper_alibi(L + 3, m, device))  # any length, not the script's only
     q, k, v = (randn(1, 1, L, 4, device=device, seed=s) for s in range(3))
     right = F.scaled_dot_product_attention(q, k, v, attn_mask=reference)
     assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=ns["alibi_fixed"](L)), right)

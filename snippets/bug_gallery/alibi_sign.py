@@ -10,14 +10,13 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 L, d_k, m = 5, 4, 0.5  # m: this head's ALiBi slope
-q_idx = torch.arange(L, device=device)[:, None]  # query position i
-kv_idx = torch.arange(L, device=device)[None, :]  # key position j
-causal = kv_idx <= q_idx
 
 
 def alibi_buggy(L):
-    bias = m * (q_idx - kv_idx)  # bug: +m * distance, a reward
-    return bias.float().masked_fill(~causal, float("-inf"))
+    i = torch.arange(L, device=device)[:, None]  # (L, 1): query position i
+    j = torch.arange(L, device=device)[None, :]  # (1, L): key position j
+    bias = m * (i - j)  # (L, L); bug: +m * distance, a reward
+    return bias.float().masked_fill(j > i, float("-inf"))  # causal
 
 
 # --8<-- [end:bug]
@@ -26,10 +25,10 @@ def alibi_buggy(L):
 # --8<-- [start:check]
 def check(alibi):
     # equal scores everywhere (q = 0): the weights come from the bias alone
-    q = torch.zeros(1, 1, L, d_k, device=device)
+    q = torch.zeros(1, 1, L, d_k, device=device)  # (1, 1, L, d_k)
     eye = torch.eye(L, device=device).expand(1, 1, L, L)  # V = identity
     weights = F.scaled_dot_product_attention(q, q, eye, attn_mask=alibi(L))
-    last = weights[0, 0, -1]  # the last query's weight on keys 0..4
+    last = weights[0, 0, -1]  # (L,): the last query's weights
     print("last query's weights:", last.round(decimals=4).cpu())
     print("nearer keys weigh more:", bool((last.diff() > 0).all()))
 
@@ -40,8 +39,10 @@ check(alibi_buggy)
 
 # --8<-- [start:fix]
 def alibi_fixed(L):
-    bias = m * (kv_idx - q_idx)  # -m * (i - j): a penalty for distance
-    return bias.float().masked_fill(~causal, float("-inf"))
+    i = torch.arange(L, device=device)[:, None]  # (L, 1): query position i
+    j = torch.arange(L, device=device)[None, :]  # (1, L): key position j
+    bias = m * (j - i)  # (L, L): -m * (i - j), a penalty for distance
+    return bias.float().masked_fill(j > i, float("-inf"))  # causal
 
 
 check(alibi_fixed)

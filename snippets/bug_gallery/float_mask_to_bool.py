@@ -14,7 +14,7 @@ B, H, L, d_k = 1, 2, 4, 8
 q, k, v = (torch.randn(B, H, L, d_k).to(device) for _ in range(3))
 pad = torch.tensor([[False, False, False, True]], device=device)  # (B, L)
 # the additive form: 0 where a key may be seen, the dtype's minimum where not
-bias = torch.zeros(B, 1, 1, L, device=device)
+bias = torch.zeros(B, 1, 1, L, device=device)  # (B, 1, 1, L)
 bias = bias.masked_fill(pad[:, None, None, :], torch.finfo(q.dtype).min)
 
 

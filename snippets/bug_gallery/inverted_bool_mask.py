@@ -27,10 +27,10 @@ def attend_buggy(q, k, v):
 # --8<-- [start:check]
 def check(attend):
     """Change the last token's key and value: may earlier queries notice?"""
-    k2, v2 = k.clone(), v.clone()
+    k2, v2 = k.clone(), v.clone()  # 2 × (B, H, L, d_k)
     k2[..., -1, :] += 1.0
     v2[..., -1, :] += 1.0
-    change = attend(q, k2, v2) - attend(q, k, v)
+    change = attend(q, k2, v2) - attend(q, k, v)  # (B, H, L, d_k)
     seen = change[0, 0, :-1].abs().amax(dim=-1) > 1e-6  # queries 0..L-2
     print("queries 0..2 see the last token:", seen.tolist())
 

@@ -12,7 +12,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 L_k, L_q, d_k = 6, 2, 8  # 4 tokens in the cache, 2 new ones
 q_all, k, v = (torch.randn(1, 1, L_k, d_k).to(device) for _ in range(3))
-q = q_all[:, :, -L_q:]  # only the new tokens ask
+q = q_all[:, :, -L_q:]  # (1, 1, L_q, d_k): only the new tokens ask
 
 
 def step_buggy(q, k, v):
@@ -38,8 +38,8 @@ check(step_buggy)
 # --8<-- [start:fix]
 def step_fixed(q, k, v):
     L_q, L_k = q.size(-2), k.size(-2)
-    keep = torch.ones(L_q, L_k, dtype=torch.bool, device=q.device)
-    keep = keep.tril(L_k - L_q)  # bottom-right corner
+    keep = torch.ones(L_q, L_k, dtype=torch.bool, device=q.device)  # (L_q, L_k)
+    keep = keep.tril(L_k - L_q)  # (L_q, L_k): bottom-right corner
     return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
 
 

@@ -34,7 +34,7 @@ def check(heads):
             for c in cols
         ],
         dim=-1,
-    )  # head 0's columns, then head 1's, ...
+    )  # (2, 5, 12): head 0's columns, then head 1's, ...
     diff = (heads(Q, K, V) - reference).abs().max().item()
     print(f"max |out - one head at a time| = {diff:.4f}")
 

@@ -12,8 +12,8 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_model = 4, 8
-tokens = torch.randn(2, d_model).to(device)  # one sequence of 2 tokens
-x = torch.zeros(1, L, d_model, device=device)  # the same, right-padded
+tokens = torch.randn(2, d_model).to(device)  # (2, d_model): one sequence
+x = torch.zeros(1, L, d_model, device=device)  # (1, L, d_model): right-padded
 x[:, :2] = tokens
 pad = torch.tensor([[False, False, True, True]], device=device)  # (B, L)
 
@@ -33,9 +33,9 @@ def embed_buggy(x, pad):
 
 # --8<-- [start:check]
 def check(embed):
-    padded = embed(x, pad)[0]
-    no_pad = torch.zeros(1, 2, dtype=torch.bool, device=device)
-    alone = embed(tokens[None], no_pad)[0]
+    padded = embed(x, pad)[0]  # (d_model,)
+    no_pad = torch.zeros(1, 2, dtype=torch.bool, device=device)  # (1, 2)
+    alone = embed(tokens[None], no_pad)[0]  # (d_model,)
     diff = (padded - alone).abs().max().item()
     print(f"max |padded - alone| = {diff:.4f}")
 

@@ -11,10 +11,10 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_k = 6, 8
-pos = torch.arange(L, device=device)
-theta = 10000.0 ** (-torch.arange(0, d_k, 2, device=device) / d_k)
+pos = torch.arange(L, device=device)  # (L,)
+theta = 10000.0 ** (-torch.arange(0, d_k, 2, device=device) / d_k)  # (d_k/2,)
 angle = pos[:, None] * theta  # (L, d_k / 2): one angle per pair p
-cos, sin = angle.cos(), angle.sin()
+cos, sin = angle.cos(), angle.sin()  # 2 × (L, d_k/2)
 
 
 def rope_half_split(x):  # pairs (p, p + d_k / 2), as rotate_half does
@@ -29,9 +29,9 @@ def rope_interleaved(x):  # pairs (2p, 2p + 1)
 
 
 # q and k as the checkpoint's weights produce them: half-split layout
-q, k = (torch.randn(L, d_k).to(device) for _ in range(2))
+q, k = (torch.randn(L, d_k).to(device) for _ in range(2))  # 2 × (L, d_k)
 # the model was trained with half-split RoPE: these are the right scores
-scores_trained = rope_half_split(q) @ rope_half_split(k).T
+scores_trained = rope_half_split(q) @ rope_half_split(k).T  # (L, L)
 
 
 def scores_buggy(q, k):
@@ -54,7 +54,7 @@ check(scores_buggy)
 # --8<-- [start:fix]
 # reorder the features once, when loading the weights: 0, 4, 1, 5, 2, 6, ...
 # so that partners p and p + d_k / 2 become neighbours 2p and 2p + 1
-perm = torch.arange(d_k, device=device).view(2, d_k // 2).T.flatten()
+perm = torch.arange(d_k, device=device).view(2, d_k // 2).T.flatten()  # (d_k,)
 
 
 def scores_fixed(q, k):

@@ -18,7 +18,7 @@ Q, K, V = (torch.randn(B, L, d_model).to(device) for _ in range(3))
 def heads_buggy(Q, K, V):
     B, L, d_model = Q.shape
     # bug: (B, L, d_model) read as (B * H, L, d_k) mixes tokens and heads
-    q, k, v = (t.view(B * H, -1, d_k) for t in (Q, K, V))
+    q, k, v = (t.view(B * H, -1, d_k) for t in (Q, K, V))  # 3 × (B·H, L, d_k)
     out = F.scaled_dot_product_attention(q, k, v)  # (B * H, L, d_k)
     return out.view(B, -1, d_model)  # (B, L, d_model)
 
@@ -36,7 +36,7 @@ def check(heads):
             for c in cols
         ],
         dim=-1,
-    )  # the heads side by side
+    )  # (2, 5, 12): the heads side by side
     diff = (heads(Q, K, V) - reference).abs().max().item()
     print(f"max |out - one head at a time| = {diff:.4f}")
 

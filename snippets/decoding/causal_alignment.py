@@ -11,11 +11,11 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 L_k, L_q, d_k = 7, 3, 8  # 7 keys: 4 cached tokens + 3 new; 3 new queries
 q_all, k, v = (torch.randn(1, 1, L_k, d_k).to(device) for _ in range(3))
-q = q_all[:, :, -L_q:]  # only the 3 new tokens ask
+q = q_all[:, :, -L_q:]  # (1, 1, L_q, d_k): only the 3 new tokens ask
 
 # the right answer: all 7 tokens with the usual causal mask, last 3 rows
 reference = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)
-reference = reference[:, :, -L_q:]
+reference = reference[:, :, -L_q:]  # (1, 1, L_q, d_k)
 
 
 def seen(**mask):
@@ -33,8 +33,8 @@ seen(is_causal=True)
 
 # --8<-- [start:explicit]
 # True = may attend; the diagonal moved right by L_k - L_q: bottom right
-allowed = torch.ones(L_q, L_k, dtype=torch.bool, device=device)
-allowed = allowed.tril(L_k - L_q)
+allowed = torch.ones(L_q, L_k, dtype=torch.bool, device=device)  # (L_q, L_k)
+allowed = allowed.tril(L_k - L_q)  # (L_q, L_k)
 out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
 print("explicit mask matches:", torch.allclose(out, reference, atol=1e-5))
 seen(attn_mask=allowed)
@@ -46,7 +46,7 @@ from torch.nn.attention.bias import causal_lower_right, causal_upper_left
 
 out = F.scaled_dot_product_attention(
     q, k, v, attn_mask=causal_lower_right(L_q, L_k)
-)
+)  # (1, 1, L_q, d_k)
 print("causal_lower_right matches:", torch.allclose(out, reference, atol=1e-5))
 upper = F.scaled_dot_product_attention(
     q, k, v, attn_mask=causal_upper_left(L_q, L_k)

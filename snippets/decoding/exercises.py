@@ -17,11 +17,11 @@ tokens = torch.tensor([[vocab.index(w) for w in generated]], device=device)
 
 # --8<-- [start:chunked_prefill]
 with torch.no_grad():
-    full = model(tokens)  # one pass over all 9 tokens: (1, 9, 16)
+    full = model(tokens)  # (1, 9, 16): one pass over all 9 tokens
     chunked = KVCache()
     start = 0
     for size in [4, 3, 2]:  # L_q new tokens per call, on top of the cache
-        chunk = tokens[:, start : start + size]
+        chunk = tokens[:, start : start + size]  # (1, size)
         logits = model(chunk, cache=chunked)  # L_k = start + size keys
         same = torch.allclose(logits, full[:, start : start + size], atol=1e-5)
         print(
@@ -41,13 +41,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 L_k, d_k = 6, 8  # 5 cached tokens + 1 new one
 q_all, k, v = (torch.randn(1, 1, L_k, d_k).to(device) for _ in range(3))
-q = q_all[:, :, -1:]  # only the new token asks: L_q = 1
+q = q_all[:, :, -1:]  # (1, 1, 1, d_k): only the new token asks
 
 # the right answer: the last row of causal attention over all 6 tokens
 reference = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)
-reference = reference[:, :, -1:]
+reference = reference[:, :, -1:]  # (1, 1, 1, d_k)
 
-no_mask = F.scaled_dot_product_attention(q, k, v)
+no_mask = F.scaled_dot_product_attention(q, k, v)  # (1, 1, 1, d_k)
 print("no mask matches:", torch.allclose(no_mask, reference, atol=1e-5))
 trap = F.scaled_dot_product_attention(q, k, v, is_causal=True)
 print("is_causal=True matches:", torch.allclose(trap, reference, atol=1e-5))

@@ -93,12 +93,12 @@ class CausalSelfAttention(nn.Module):
         def heads(t, count):  # (B, L_q, count * d_k) -> (B, count, L_q, d_k)
             return t.view(B, L_q, count, self.d_k).transpose(1, 2)
 
-        q = heads(self.q(x), self.H)
+        q = heads(self.q(x), self.H)  # (B, H, L_q, d_k)
         k, v = heads(self.k(x), self.G), heads(self.v(x), self.G)
         if cache is not None:
-            k, v = cache.update(layer, k, v)  # now all L_k tokens
+            k, v = cache.update(layer, k, v)  # 2 × (B, G, L_k, d_k)
         group = self.H // self.G  # query heads per K/V head
-        k = k.repeat_interleave(group, dim=1)
+        k = k.repeat_interleave(group, dim=1)  # (B, H, L_k, d_k)
         v = v.repeat_interleave(group, dim=1)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
         return self.o(out.transpose(1, 2).reshape(B, L_q, -1))
@@ -160,8 +160,8 @@ class TinyDecoder(nn.Module):
         past = len(cache) if cache is not None else 0
         if positions is None:
             positions = torch.arange(past, past + L_q, device=tokens.device)
-            positions = positions.expand(B, L_q)
-        x = self.tok(tokens) + self.pos(positions)
+            positions = positions.expand(B, L_q)  # (B, L_q)
+        x = self.tok(tokens) + self.pos(positions)  # (B, L_q, d_model)
         allowed = decoder_mask(L_q, past + L_q, pad, device=tokens.device)
         for layer, block in enumerate(self.blocks):
             x = block(x, allowed, cache, layer)
@@ -246,11 +246,11 @@ if __name__ == "__main__":
         for _ in range(steps):
             logits = model(tokens)[:, -1]  # the last position predicts
             step_logits.append(logits)
-            next_token = logits.argmax(dim=-1, keepdim=True)  # greedy
+            next_token = logits.argmax(dim=-1, keepdim=True)  # (1, 1): greedy
             tokens = torch.cat([tokens, next_token], dim=1)
         return tokens, torch.stack(step_logits, dim=1)
 
-    prompt = ids(["the", "cat", "sat"])
+    prompt = ids(["the", "cat", "sat"])  # (1, 3)
     tokens, step_logits = generate(model, prompt, steps=6)
     print(words(tokens[0]))
     # --8<-- [end:greedy]
@@ -258,7 +258,7 @@ if __name__ == "__main__":
     # --8<-- [start:teacher_forcing]
     P = prompt.shape[1]
     with torch.no_grad():
-        all_logits = model(tokens)  # one pass over all 9 tokens: (1, 9, 16)
+        all_logits = model(tokens)  # (1, 9, 16): one pass over all 9 tokens
     # position t predicts token t + 1: rows P-1 .. 7 are the 6 steps
     print(
         "6 steps == one pass:",
@@ -287,7 +287,7 @@ if __name__ == "__main__":
     # --8<-- [start:cache]
     cache = KVCache()
     with torch.no_grad():
-        logits = model(prompt, cache=cache)[:, -1]  # prefill: 3 tokens
+        logits = model(prompt, cache=cache)[:, -1]  # (1, 16): prefill 3 tokens
         tokens = prompt
         for step in range(6):
             next_token = logits.argmax(dim=-1, keepdim=True)
@@ -352,7 +352,7 @@ if __name__ == "__main__":
             torch.ones(1, lengths[-1], dtype=torch.long).to(device)
         )  # warm up
         for L_k in lengths:  # time the step that sees L_k tokens
-            seq = torch.randint(1, len(vocab), (1, L_k)).to(device)
+            seq = torch.randint(1, len(vocab), (1, L_k)).to(device)  # (1, L_k)
             cache = KVCache()
             bench(seq[:, :-1], cache=cache)  # the L_k - 1 tokens before
             full = lambda seq=seq: bench(seq)  # noqa: E731
@@ -372,8 +372,8 @@ if __name__ == "__main__":
     batch = torch.tensor(
         [[0] * (P - len(p)) + [vocab.index(w) for w in p] for p in prompts],
         device=device,
-    )  # <pad> (id 0) on the left: every prompt ends in the last column
-    pad = batch == 0
+    )  # (2, P): <pad> (id 0) on the left: every prompt ends in the last column
+    pad = batch == 0  # (2, P)
     positions = ((~pad).cumsum(dim=-1) - 1).clamp(min=0)  # skip the padding
     print(batch.cpu())
     print(positions.cpu())
@@ -382,7 +382,7 @@ if __name__ == "__main__":
 
     # --8<-- [start:padding_bug]
     with torch.no_grad():
-        alone = model(ids(prompts[1]))  # "a dog" on its own, no padding
+        alone = model(ids(prompts[1]))  # (1, 2, 16): "a dog" alone, no padding
         checks = {
             "positions counted from 0 at the padding": model(batch, pad=pad),
             "padding not masked": model(batch, positions=positions),
@@ -404,7 +404,7 @@ if __name__ == "__main__":
         logits = model(batch, positions=positions, pad=pad, cache=cache)
         out = batch
         for _ in range(steps):
-            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
+            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # (2, 1)
             out = torch.cat([out, next_token], dim=1)
             no_pad = torch.zeros_like(next_token, dtype=torch.bool)
             pad = torch.cat([pad, no_pad], dim=1)  # new tokens are real
@@ -412,7 +412,7 @@ if __name__ == "__main__":
             logits = model(next_token, positions, pad, cache)
         return out
 
-    together = generate_batch(model, batch, pad, steps=5)
+    together = generate_batch(model, batch, pad, steps=5)  # (2, P + 5)
     for row, p in zip(together, prompts, strict=True):
         one_by_one, _ = generate(model, ids(p), steps=5)
         real = row[P - len(p) :]  # drop the padding

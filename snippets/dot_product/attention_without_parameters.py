@@ -49,11 +49,12 @@ if __name__ == "__main__":
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     torch.manual_seed(0)
-    x = torch.randn(2, 5, 8).to(device)  # 2 sequences, 5 tokens, 8 features
+    # 2 sequences, 5 tokens, 8 features
+    x = torch.randn(2, 5, 8).to(device)  # (2, 5, 8): (B, L, d)
 
-    ours = self_attention_without_parameters(x)
+    ours = self_attention_without_parameters(x)  # (2, 5, 8)
     # PyTorch's attention with Q = K = V = X and no scaling computes the same
-    theirs = F.scaled_dot_product_attention(x, x, x, scale=1.0)
+    theirs = F.scaled_dot_product_attention(x, x, x, scale=1.0)  # (2, 5, 8)
     torch.testing.assert_close(ours, theirs)
     print(ours.shape, "matches F.scaled_dot_product_attention")
     # --8<-- [end:compare]

@@ -10,9 +10,9 @@ tokens = ["cat", "dog", "car"]
 X = torch.tensor(
     [[1.0, 0.8, 0.1, 0.0], [0.9, 1.0, 0.0, 0.2], [0.0, 0.1, 1.0, 0.9]],
     device=device,
-)
-S = X @ X.T
-A = torch.softmax(S, dim=-1)
+)  # (3, 4): (L, d)
+S = X @ X.T  # (3, 3): (L, L)
+A = torch.softmax(S, dim=-1)  # (3, 3)
 
 
 def row(W, i=0):
@@ -21,7 +21,7 @@ def row(W, i=0):
 
 
 # subtract one number from each whole row: that row's largest score
-shifted = torch.softmax(S - S.amax(dim=-1, keepdim=True), dim=-1)
+shifted = torch.softmax(S - S.amax(dim=-1, keepdim=True), dim=-1)  # (3, 3)
 print("same weights after the shift:", torch.allclose(shifted, A, atol=1e-6))
 
 # every score halved or doubled: the cat row
@@ -32,11 +32,11 @@ print("2 * S:", row(torch.softmax(2 * S, dim=-1)))
 
 # --8<-- [start:cosine_weights]
 # cosine similarity: divide every row of X by its length first
-X_unit = X / X.norm(dim=-1, keepdim=True)
-A_cos = torch.softmax(X_unit @ X_unit.T, dim=-1)
+X_unit = X / X.norm(dim=-1, keepdim=True)  # (3, 4)
+A_cos = torch.softmax(X_unit @ X_unit.T, dim=-1)  # (3, 3)
 print("dot product, cat row:", row(A))
 print("cosine,      cat row:", row(A_cos))
-most = A_cos.argmax(dim=-1)  # the token each token weights most
+most = A_cos.argmax(dim=-1)  # (3,): the token each token weights most
 itself = torch.arange(len(tokens), device=device)
 print("cosine: every token weights itself most:", torch.equal(most, itself))
 # --8<-- [end:cosine_weights]
@@ -48,7 +48,7 @@ def attend(x):
     return torch.softmax(x @ x.T, dim=-1) @ x
 
 
-Z = attend(X)
+Z = attend(X)  # (3, 4)
 order = torch.tensor([2, 0, 1], device=device)  # car, cat, dog
 print("new order:", [tokens[i] for i in order.tolist()])
 same = torch.allclose(attend(X[order]), Z[order], atol=1e-6)

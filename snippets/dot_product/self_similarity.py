@@ -14,7 +14,7 @@ X = torch.tensor(
         [0.0, 0.1, 1.0, 0.9],  # car
     ],
     device=device,
-)
+)  # (3, 4): (L, d)
 print(X.shape)
 # --8<-- [end:data]
 
@@ -38,11 +38,11 @@ scores = torch.tensor(
     ],
     device=device,
 )
-weights = torch.softmax(scores, dim=-1)
+weights = torch.softmax(scores, dim=-1)  # (3, 3)
 print(weights.cpu())
 
 # the same thing by hand: exponentiate, then divide by the row sum
-by_hand = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)
+by_hand = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)  # (3, 3)
 print(torch.allclose(weights, by_hand))
 
 # a larger score always gets a larger weight within its row
@@ -56,7 +56,7 @@ print(Z.cpu())
 
 # --8<-- [start:whole_rows]
 # row 0 of Z mixes whole rows of X, weighted by row 0 of A
-z0 = A[0, 0] * X[0] + A[0, 1] * X[1] + A[0, 2] * X[2]
+z0 = A[0, 0] * X[0] + A[0, 1] * X[1] + A[0, 2] * X[2]  # (4,): (d,)
 print(z0.cpu())
 print(torch.allclose(z0, Z[0]))
 # --8<-- [end:whole_rows]

@@ -5,7 +5,7 @@ import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-cat = torch.tensor([1.0, 0.8, 0.1, 0.0], device=device)
+cat = torch.tensor([1.0, 0.8, 0.1, 0.0], device=device)  # (4,): (d,)
 dog = torch.tensor([0.9, 1.0, 0.0, 0.2], device=device)
 car = torch.tensor([0.0, 0.1, 1.0, 0.9], device=device)
 

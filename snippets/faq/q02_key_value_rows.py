@@ -7,10 +7,10 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 g = torch.Generator().manual_seed(0)
-q = torch.randn(3, 4, generator=g).to(device)  # 3 queries
-k = torch.randn(7, 4, generator=g).to(device)  # 7 keys
-v = torch.randn(7, 5, generator=g).to(device)  # 7 values, made independently
-out = F.scaled_dot_product_attention(q, k, v)
+q = torch.randn(3, 4, generator=g).to(device)  # (3, 4): 3 queries
+k = torch.randn(7, 4, generator=g).to(device)  # (7, 4): 7 keys
+v = torch.randn(7, 5, generator=g).to(device)  # (7, 5): made independently
+out = F.scaled_dot_product_attention(q, k, v)  # (3, 5)
 print("K (7, 4) and V (7, 5) -> output", tuple(out.shape))
 
 shuffle = torch.randperm(7, generator=g).to(device)

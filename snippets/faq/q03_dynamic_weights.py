@@ -16,11 +16,11 @@ W_Q, W_K, W_V = (
 
 
 def attention(X):
-    A = torch.softmax((X @ W_Q) @ (X @ W_K).T / d_k**0.5, dim=-1)
+    A = torch.softmax((X @ W_Q) @ (X @ W_K).T / d_k**0.5, dim=-1)  # (5, 5)
     return A, A @ (X @ W_V)
 
 
-X1 = torch.randn(5, d_model).to(device)
+X1 = torch.randn(5, d_model).to(device)  # (5, d_model)
 X2 = X1.clone()
 X2[4] = torch.randn(d_model).to(device)  # change only the last token
 
@@ -37,7 +37,7 @@ def report(name, J1, J2):
     print(f"{name:<9}  same for X1, X2: {same!s:<5}  row 0 sees row 4: {sees}")
 
 
-J_lin1, J_lin2 = jacobians(linear)
+J_lin1, J_lin2 = jacobians(linear)  # 2 × (5, d_model, 5, d_model)
 J_att1, J_att2 = jacobians(lambda X: attention(X)[1])
 report("Linear", J_lin1, J_lin2)
 report("attention", J_att1, J_att2)

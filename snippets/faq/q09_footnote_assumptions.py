@@ -8,13 +8,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_model, d_k = 6, 32, 16
-X = torch.randn(L, d_model).to(device)
+X = torch.randn(L, d_model).to(device)  # (L, d_model)
 W_Q, W_K, W_V = torch.randn(3, d_model, d_k).to(device) / d_model**0.5
-Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # 3 × (L, d_k)
 
 with_scale = F.scaled_dot_product_attention(Q, K, V)  # divides by √d_k
 # no scaling in the attention, but W^Q divided by √d_k once, ahead of time
-Q_folded = X @ (W_Q / d_k**0.5)
+Q_folded = X @ (W_Q / d_k**0.5)  # (L, d_k)
 folded = F.scaled_dot_product_attention(Q_folded, K, V, scale=1.0)
 same = torch.allclose(with_scale, folded, atol=1e-5)
 print("scale folded into W^Q gives the same output:", same)
@@ -31,7 +31,7 @@ cases = {
     "q and k equal (not independent)": (q, q),
 }
 for name, (a, b) in cases.items():
-    dots = (a * b).sum(dim=-1)
+    dots = (a * b).sum(dim=-1)  # (n_pairs,)
     mean, var = dots.mean().item(), dots.var().item()
     print(f"{name:<37} mean {mean:6.2f}  variance {var:6.1f}")
 # --8<-- [end:assumptions]
@@ -41,14 +41,14 @@ for name, (a, b) in cases.items():
 # "scaled" starts from W^Q and divides by √d_k, "folded" starts from W^Q / √d_k.
 # W^K and W^V get the same gradients in both, so only W^Q is trained here.
 scale = K.shape[-1] ** 0.5  # √d_k = 4: the first block's d_k = 16
-target = torch.randn(L, V.shape[-1], generator=g).to(device)
+target = torch.randn(L, V.shape[-1], generator=g).to(device)  # (L, 16)
 
 
 def one_step(W, divide_by, optimizer, lr):
     """Scores before and after one step on W, and the gradient of W."""
     W = W.clone().requires_grad_()
-    before = (X @ W) @ K.T / divide_by
-    out = torch.softmax(before, dim=-1) @ V
+    before = (X @ W) @ K.T / divide_by  # (L, L)
+    out = torch.softmax(before, dim=-1) @ V  # (L, 16)
     ((out - target) ** 2).mean().backward()
     optimizer([W], lr=lr).step()
     with torch.no_grad():

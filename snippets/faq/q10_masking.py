@@ -9,7 +9,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_model = 4, 8
-x = torch.randn(1, L, d_model).to(device)
+x = torch.randn(1, L, d_model).to(device)  # (1, L, d_model)
 keep = torch.ones(L, L, dtype=torch.bool, device=device).tril()  # True = attend
 
 
@@ -22,8 +22,8 @@ def show(title, weights):  # 1 where query (row) gives weight to key (column)
 
 # F.scaled_dot_product_attention: True = may attend.
 # With V = identity, the output rows are the attention weights themselves.
-eye = torch.eye(L, device=device).expand(1, L, L)
-weights = F.scaled_dot_product_attention(x, x, eye, attn_mask=keep)
+eye = torch.eye(L, device=device).expand(1, L, L)  # (1, L, L)
+weights = F.scaled_dot_product_attention(x, x, eye, attn_mask=keep)  # (1, L, L)
 show("sdpa, mask=keep ", weights[0])
 
 # nn.MultiheadAttention: True = may NOT attend.

@@ -7,7 +7,7 @@ from torch import nn
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
-x = torch.randn(1, 6, 64).to(device)  # 6 tokens, d_model = 64
+x = torch.randn(1, 6, 64).to(device)  # (1, 6, 64): 6 tokens, d_model = 64
 for H in [1, 8]:
     mha = nn.MultiheadAttention(64, num_heads=H, batch_first=True).to(device)
     _, maps = mha(x, x, x, average_attn_weights=False)  # one map per head

@@ -9,9 +9,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 L, d_model = 6, 16
 mha = nn.MultiheadAttention(d_model, num_heads=4, batch_first=True).to(device)
-x = torch.randn(1, L, d_model).to(device)
-perm = torch.randperm(L).to(device)  # a new token order
-shuffled = x[:, perm]
+x = torch.randn(1, L, d_model).to(device)  # (1, L, d_model)
+perm = torch.randperm(L).to(device)  # (L,): a new token order
+shuffled = x[:, perm]  # (1, L, d_model)
 print("new order:", perm.tolist())
 
 

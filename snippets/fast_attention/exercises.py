@@ -38,7 +38,7 @@ for name, (a, b) in {
     "second, first": (second, first),
 }.items():
     m, total, acc = merge(a, b)
-    out = acc / total
+    out = acc / total  # (B, H, L_q, d_k)
     ref = F.scaled_dot_product_attention(q, k, v)
     print(f"merge({name}) == attention: {torch.allclose(out, ref, atol=1e-6)}")
 # --8<-- [end:merge]
@@ -54,9 +54,9 @@ B, H, L, W, d_k = 1, 2, 12, 4, 8  # 12 tokens, a window of 4
 q = torch.randn(B, H, L, d_k).to(device)  # (B, H, L, d_k)
 k = torch.randn(B, H, L, d_k).to(device)  # (B, H, L, d_k)
 v = torch.randn(B, H, L, d_k).to(device)  # (B, H, L, d_k)
-i = torch.arange(L, device=device)[:, None]
-j = torch.arange(L, device=device)
-sliding = (j <= i) & (i - j < W)
+i = torch.arange(L, device=device)[:, None]  # (L, 1)
+j = torch.arange(L, device=device)  # (L,)
+sliding = (j <= i) & (i - j < W)  # (L, L)
 full = F.scaled_dot_product_attention(q, k, v, attn_mask=sliding)
 
 # generate token by token, keeping only the last W keys and values

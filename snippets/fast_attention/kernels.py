@@ -9,9 +9,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 B, H, L, d_k = 1, 4, 256, 64
-q, k, v = torch.randn(3, B, H, L, d_k).to(device)
+q, k, v = torch.randn(3, B, H, L, d_k).to(device)  # 3 × (B, H, L, d_k)
 
-default = F.scaled_dot_product_attention(q, k, v)
+default = F.scaled_dot_product_attention(q, k, v)  # (B, H, L, d_k)
 with sdpa_kernel(SDPBackend.MATH):  # only the math backend: the formula
     math = F.scaled_dot_product_attention(q, k, v)
 print("math agrees with the default:", torch.allclose(math, default, atol=1e-5))

@@ -9,12 +9,12 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 L, W = 8, 3  # 8 tokens; each sees itself and the 2 tokens before it
-i = torch.arange(L, device=device)[:, None]  # query positions
-j = torch.arange(L, device=device)  # key positions
-sliding = (j <= i) & (i - j < W)  # True = may attend
+i = torch.arange(L, device=device)[:, None]  # (L, 1): query positions
+j = torch.arange(L, device=device)  # (L,): key positions
+sliding = (j <= i) & (i - j < W)  # (L, L): True = may attend
 # three short documents packed into one sequence of 8 tokens
-doc = torch.tensor([0, 0, 0, 1, 1, 2, 2, 2], device=device)
-document = (j <= i) & (doc[:, None] == doc)  # causal, inside one document
+doc = torch.tensor([0, 0, 0, 1, 1, 2, 2, 2], device=device)  # (L,)
+document = (j <= i) & (doc[:, None] == doc)  # (L, L): causal, within a document
 
 
 def show(name, mask):
@@ -62,7 +62,7 @@ for name, mod, mask in [
     ("documents", documents(doc), document),
 ]:
     block_mask = create_block_mask(mod, None, None, L, L, device=device)
-    flex = flex_attention(q, k, v, block_mask=block_mask)
+    flex = flex_attention(q, k, v, block_mask=block_mask)  # (B, H, L, d_k)
     plain = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     print(
         f"{name}: flex == plain mask: {torch.allclose(flex, plain, atol=1e-6)}"
@@ -78,7 +78,7 @@ print(f"tiles computed: {int(tiles.sum())} of {tiles.numel()}")
 # --8<-- [end:block_mask]
 
 # --8<-- [start:alibi]
-# ALiBi (chapter 6) as a score_mod: add m_h * (j - i) to each score
+# ALiBi (chapter 6) as a score_mod: add -m * (i - j) to each score
 slopes = 2 ** (-8 * torch.arange(1, H + 1, device=device) / H)  # m per head
 
 
@@ -93,7 +93,7 @@ causal = create_block_mask(sliding_window(L), None, None, L, L, device=device)
 flex = flex_attention(q, k, v, score_mod=alibi(slopes), block_mask=causal)
 # the plain version: chapter 6's bias matrix, -inf above the diagonal
 bias = slopes[:, None, None] * (j - i)  # (H, L, L)
-bias = bias.masked_fill(j > i, float("-inf"))
+bias = bias.masked_fill(j > i, float("-inf"))  # (H, L, L)
 plain = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
 print(f"ALiBi: flex == plain bias: {torch.allclose(flex, plain, atol=1e-6)}")
 # --8<-- [end:alibi]

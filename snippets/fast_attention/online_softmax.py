@@ -15,7 +15,7 @@ X = torch.tensor(
         [0.0, 0.1, 1.0, 0.9],  # car
     ],
     device=device,
-)
+)  # (3, 4)
 s = X[2] @ X.T  # (3,): car · cat, car · dog, car · car
 print("scores:", s.round(decimals=2).cpu())
 
@@ -30,7 +30,7 @@ total = total * torch.exp(m - m_new) + torch.exp(s[2:] - m_new).sum()
 m = m_new
 print(f"piece 2: m = {m.item():.2f}, sum = {total.item():.4f}")
 
-weights = torch.exp(s - m) / total
+weights = torch.exp(s - m) / total  # (3,)
 print("online: ", weights.round(decimals=4).cpu())
 print("softmax:", torch.softmax(s, dim=-1).round(decimals=4).cpu())
 # --8<-- [end:two_pieces]
@@ -50,7 +50,7 @@ def online_softmax(s, size):
 
 
 torch.manual_seed(0)
-row = (torch.randn(10) * 5).to(device)  # 10 scores, a wide spread
+row = (torch.randn(10) * 5).to(device)  # (10,): 10 scores, a wide spread
 for size in [1, 3, 4, 10]:
     same = torch.allclose(online_softmax(row, size), torch.softmax(row, -1))
     print(f"pieces of {size:>2}: same as torch.softmax: {same}")

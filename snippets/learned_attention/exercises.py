@@ -36,10 +36,10 @@ print("copying without positions, accuracy > 0.9:", accuracy > 0.9)
 # --8<-- [start:sinusoidal]
 def sinusoidal_encoding(length, d_model):
     """Chapter 6.2: PE[pos, 2p] = sin(pos ω_p), PE[pos, 2p+1] = cos(pos ω_p)."""
-    pos = torch.arange(length, device=device, dtype=torch.float32)
+    pos = torch.arange(length, device=device, dtype=torch.float32)  # (L,)
     two_p = torch.arange(0, d_model, 2, device=device, dtype=torch.float32)
     angle = pos[:, None] * 10000.0 ** (-two_p / d_model)  # (length, d_model/2)
-    pe = torch.empty(length, d_model, device=device)
+    pe = torch.empty(length, d_model, device=device)  # (L, d_model)
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle)
     return pe
@@ -53,6 +53,6 @@ accuracy, fixed_weights = evaluate(fixed, x_test)
 print("sinusoidal positions, accuracy > 0.99:", accuracy > 0.99)
 anti_diagonal = (fixed_weights.argmax(dim=-1) == right).all()
 print("anti-diagonal in all 1000 test sequences:", anti_diagonal.item())
-on_right = fixed_weights[:, rows, right]
+on_right = fixed_weights[:, rows, right]  # (1000, L)
 print("mean weight on the right key > 0.9:", on_right.mean().item() > 0.9)
 # --8<-- [end:sinusoidal]

@@ -81,7 +81,7 @@ def train(model, x_test, target=reverse, steps=300, seed=0):
     for step in range(steps):
         if step % 10 == 0:
             test(step)
-        x = make_batch(64, g, device=x_test.device)
+        x = make_batch(64, g, device=x_test.device)  # (64, L)
         logits, _ = model(x)  # (64, L, vocab_size)
         loss = F.cross_entropy(logits.flatten(0, 1), target(x).flatten())
         optimizer.zero_grad()
@@ -103,7 +103,8 @@ if __name__ == "__main__":
     def text(row):
         return "".join(letters[i] for i in row.tolist())
 
-    x_test = make_batch(1000, torch.Generator().manual_seed(1))  # held out
+    # held out: the model never trains on these
+    x_test = make_batch(1000, torch.Generator().manual_seed(1))  # (1000, L)
     print(tuple(x_test.shape))
     for row in x_test[:3]:
         print(text(row), "->", text(reverse(row)))
@@ -116,7 +117,7 @@ if __name__ == "__main__":
     print(f"{n_params:,} parameters")
 
     accuracy, weights = evaluate(model, x_test)  # weights: (1000, L, L)
-    untrained = weights[0].cpu()  # the first test sequence, for later
+    untrained = weights[0].cpu()  # (L, L): the first test sequence
     print(tuple(weights.shape))
     print("accuracy before training < 0.1:", accuracy < 0.1)
     print("argmax of each row:", weights[0].argmax(dim=-1).tolist())
@@ -153,8 +154,8 @@ if __name__ == "__main__":
     # --8<-- [end:blind]
 
     # --8<-- [start:roll]
-    x = x_test[:1]
-    rolled = x.roll(1, dims=-1)  # every token one place to the right
+    x = x_test[:1]  # (1, L)
+    rolled = x.roll(1, dims=-1)  # (1, L): every token one place to the right
     with torch.no_grad():
         logits, _ = blind(x)
         logits_rolled, _ = blind(rolled)
@@ -171,8 +172,8 @@ if __name__ == "__main__":
     P = model.pos.weight  # (L, d_model): the learned position table
     d_k = model.mha.head_dim
     with torch.no_grad():
-        scores = (P @ w_q.T) @ (P @ w_k.T).T / d_k**0.5  # no tokens at all
-        positions_only = scores.softmax(dim=-1)
+        scores = (P @ w_q.T) @ (P @ w_k.T).T / d_k**0.5  # (L, L): no tokens
+        positions_only = scores.softmax(dim=-1)  # (L, L)
     print("argmax of each row:", positions_only.argmax(dim=-1).tolist())
     above = (positions_only[rows, right] > 0.9).all()
     print("weight on the right key > 0.9 in every row:", above.item())

@@ -59,12 +59,12 @@ with torch.no_grad():  # random biases, so that they are moved too
     nn.init.normal_(ref.in_proj_bias)
     nn.init.normal_(ref.out_proj.bias)
 ref = ref.to(device)
-x = torch.randn(2, 5, d_model).to(device)
+x = torch.randn(2, 5, d_model).to(device)  # (2, 5, d_model)
 
 order = [2, 1, 0]  # new head i is old head order[i]: swap heads 0 and 2
 block = torch.cat([torch.arange(i * d_k, (i + 1) * d_k) for i in order])
 # the same rows in the Q, K and V parts
-rows = torch.cat([block, d_model + block, 2 * d_model + block])
+rows = torch.cat([block, d_model + block, 2 * d_model + block])  # (3·d_model,)
 block, rows = block.to(device), rows.to(device)
 
 
@@ -106,8 +106,8 @@ with torch.no_grad():  # random biases, so that the check covers them
     nn.init.normal_(ref.in_proj_bias)
     nn.init.normal_(ref.out_proj.bias)
 ref = ref.to(device)
-x = torch.randn(2, 5, d_model).to(device)  # queries: B = 2, L_q = 5
-memory = torch.randn(2, 7, d_model).to(device)  # keys and values: L_k = 7
+x = torch.randn(2, 5, d_model).to(device)  # (B, L_q, d_model): queries
+memory = torch.randn(2, 7, d_model).to(device)  # (B, L_k, d_model): keys/values
 
 w_q, w_k, w_v = ref.in_proj_weight.chunk(3)  # (out, in) = (d_model, d_model)
 b_q, b_k, b_v = ref.in_proj_bias.chunk(3)
@@ -125,7 +125,7 @@ def split_heads(t):
 Q_h, K_h, V_h = map(split_heads, (Q, K, V))
 weights = torch.softmax(Q_h @ K_h.mT / d_k**0.5, dim=-1)  # (B, H, L_q, L_k)
 merged = (weights @ V_h).transpose(1, 2).reshape(x.shape)  # (B, L_q, d_model)
-out = ref.out_proj(merged)  # W^O
+out = ref.out_proj(merged)  # (B, L_q, d_model): W^O
 
 theirs, their_weights = ref(x, memory, memory, average_attn_weights=False)
 torch.testing.assert_close(out, theirs)

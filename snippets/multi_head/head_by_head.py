@@ -30,7 +30,7 @@ print("W_i^Q:", tuple(W_Q[0].shape), " W^O:", tuple(W_O.shape))
 heads, weights = [], []
 for i in range(H):
     # Q_i, K_i and V_i all come straight from X, each through its own matrix
-    Q_i, K_i, V_i = X @ W_Q[i], X @ W_K[i], X @ W_V[i]  # each (L, d_k)
+    Q_i, K_i, V_i = X @ W_Q[i], X @ W_K[i], X @ W_V[i]  # 3 × (L, d_k)
     A_i = torch.softmax(Q_i @ K_i.T / d_k**0.5, dim=-1)  # (L, L)
     weights.append(A_i)
     heads.append(A_i @ V_i)  # (L, d_k)

@@ -137,7 +137,7 @@ class MultiHeadAttention(nn.Module):
             scores = scores.masked_fill(
                 key_padding_mask[:, None, None, :], float("-inf")
             )
-        weights = torch.softmax(scores, dim=-1)  # every row sums to 1
+        weights = torch.softmax(scores, dim=-1)  # (B, H, L, L): rows sum to 1
         heads = weights @ V_h  # (B, H, L, d_k): one result per head
         merged = self.merge_heads(heads)  # (B, L, d_model) = Concat(heads)
         out = self.out_proj(merged)  # (B, L, d_model): W^O mixes the heads
@@ -168,7 +168,7 @@ if __name__ == "__main__":
     # --8<-- [end:build]
 
     # --8<-- [start:shapes]
-    x = torch.randn(B, L, d_model).to(device)
+    x = torch.randn(B, L, d_model).to(device)  # (B, L, d_model)
 
     trace = {}  # filled with every intermediate tensor
     out, weights = mha(x, trace=trace)
@@ -202,7 +202,7 @@ if __name__ == "__main__":
 
     # True = do not attend: no looking ahead; sequence 1 ends in 2 pad tokens
     causal = torch.ones(L, L, dtype=torch.bool, device=device).triu(diagonal=1)
-    padding = torch.zeros(B, L, dtype=torch.bool, device=device)
+    padding = torch.zeros(B, L, dtype=torch.bool, device=device)  # (B, L)
     padding[1, -2:] = True
 
     cases = {

@@ -14,16 +14,16 @@ V = torch.tensor(
         [0.0, 0.1, 1.0, 0.9],  # car
     ],
     device=device,
-)
+)  # (3, 4)
 
 # two rows of weights the query "dog" could use, over cat, dog, car
 similar = torch.tensor([1.0, 0.0, 0.0], device=device)  # the similar token
 following = torch.tensor([0.0, 0.0, 1.0], device=device)  # the next token
-shared = (similar + following) / 2  # one row has to hold both
+shared = (similar + following) / 2  # (3,): one row has to hold both
 
 print("head 1 reads  ", (similar @ V).cpu())
 print("head 2 reads  ", (following @ V).cpu())
 print("one row reads ", (shared @ V).cpu())
-both = torch.cat([similar @ V, following @ V])  # two heads, side by side
+both = torch.cat([similar @ V, following @ V])  # (8,): two heads, side by side
 print("two heads keep", both.cpu())
 # --8<-- [end:two_views]

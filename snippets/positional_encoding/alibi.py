@@ -36,9 +36,9 @@ def alibi_bias(num_heads, length, device=None):
     """
     if not isinstance(length, int) or length < 1:
         raise ValueError(f"length must be an int >= 1, got {length!r}")
-    slopes = alibi_slopes(num_heads).to(device)
+    slopes = alibi_slopes(num_heads).to(device)  # (H,)
     i = torch.arange(length, device=device)
-    distance = i[None, :] - i[:, None]  # j - i: 0 on the diagonal
+    distance = i[None, :] - i[:, None]  # (L, L): j - i, 0 on the diagonal
     bias = slopes[:, None, None] * distance  # (H, L, L)
     return bias.masked_fill(distance > 0, float("-inf"))
 
@@ -54,11 +54,11 @@ torch.manual_seed(0)
 B, H, L, d_k = 2, 8, 6, 4
 q, k, v = (torch.randn(B, H, L, d_k).to(device) for _ in range(3))
 bias = alibi_bias(H, L, device=device)  # (H, L, L) broadcasts over B
-out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)  # (B, H, L, d_k)
 
 # by hand: add the bias to the scaled scores, then softmax
-scores = q @ k.transpose(-2, -1) / d_k**0.5 + bias
-by_hand = torch.softmax(scores, dim=-1) @ v
+scores = q @ k.transpose(-2, -1) / d_k**0.5 + bias  # (B, H, L, L)
+by_hand = torch.softmax(scores, dim=-1) @ v  # (B, H, L, d_k)
 print(
     tuple(out.shape),
     "same as by hand:",
@@ -67,7 +67,7 @@ print(
 # --8<-- [end:sdpa]
 
 # --8<-- [start:relative]
-long = alibi_bias(H, 100, device=device)
+long = alibi_bias(H, 100, device=device)  # (H, 100, 100)
 # any 6-token window of a long sequence gets the same biases as L = 6
 print(
     "window 50..55 of 100 == L = 6:", torch.equal(long[:, 50:56, 50:56], bias)

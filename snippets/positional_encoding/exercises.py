@@ -11,19 +11,19 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 L, d_model, k = 64, 32, 3
-pos = torch.arange(L, device=device, dtype=torch.float32)
+pos = torch.arange(L, device=device, dtype=torch.float32)  # (L,)
 omega = 10000.0 ** (-torch.arange(0, d_model, 2, device=device) / d_model)
 angle = pos[:, None] * omega  # (L, d_model/2)
 pe = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(-2)  # sin, cos
 
 # M_k of section 6.2: one 2x2 rotation by k ω_p per pair p
-c, s = torch.cos(k * omega), torch.sin(k * omega)
+c, s = torch.cos(k * omega), torch.sin(k * omega)  # 2 × (d_model/2,)
 blocks = torch.stack([torch.stack([c, s], -1), torch.stack([-s, c], -1)], -2)
-M = torch.block_diag(*blocks)  # PE(pos + k) = M @ PE(pos)
+M = torch.block_diag(*blocks)  # (d_model, d_model): PE(pos + k) = M @ PE(pos)
 
 W_Q = torch.eye(d_model, device=device)
 W_K = M.T  # row j of pe @ W_K is PE(j + 3)
-scores = (pe @ W_Q) @ (pe @ W_K).T  # scores[i, j] = PE(i) · PE(j + 3)
+scores = (pe @ W_Q) @ (pe @ W_K).T  # (L, L): PE(i) · PE(j + 3)
 i = torch.arange(k, L, device=device)
 print(
     "every query i >= 3 peaks at key i - 3:",
@@ -43,13 +43,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 max_len, d_model, train_len = 512, 64, 8
 pos_table = nn.Embedding(max_len, d_model).to(device)
-start = pos_table.weight.detach().clone()  # the random initial values
+start = pos_table.weight.detach().clone()  # (max_len, d_model): initial values
 lr, weight_decay, steps = 0.01, 0.1, 20
 opt = torch.optim.AdamW(
     pos_table.parameters(), lr=lr, weight_decay=weight_decay
 )
 for _ in range(steps):  # every training sequence has 8 tokens
-    x = torch.randn(4, train_len, d_model).to(device)
+    x = torch.randn(4, train_len, d_model).to(device)  # (4, train_len, d_model)
     positions = pos_table(torch.arange(train_len, device=device))
     loss = (x + positions).pow(2).mean()  # any loss will do
     opt.zero_grad()
@@ -98,17 +98,17 @@ def rope_half(x):
 torch.manual_seed(0)
 L, d_model, H = 6, 16, 2
 d_k = d_model // H
-X = torch.randn(L, d_model).to(device)
+X = torch.randn(L, d_model).to(device)  # (L, d_model)
 # W_Q, W_K (d_model, d_model), Q = X @ W_Q: trained with half-split RoPE
 W_Q, W_K = (
     torch.randn(d_model, d_model).to(device) / d_model**0.5 for _ in range(2)
-)
+)  # 2 × (d_model, d_model)
 
 
 def head_scores(W_Q, W_K, rotate):
     """Every head's Q K^T after the rotation: (H, L, L)."""
     Q = (X @ W_Q).view(L, H, d_k).transpose(0, 1)  # (H, L, d_k)
-    K = (X @ W_K).view(L, H, d_k).transpose(0, 1)
+    K = (X @ W_K).view(L, H, d_k).transpose(0, 1)  # (H, L, d_k)
     return rotate(Q) @ rotate(K).transpose(-2, -1)
 
 
@@ -116,8 +116,8 @@ def head_scores(W_Q, W_K, rotate):
 order = torch.arange(d_model).view(H, 2, d_k // 2).transpose(1, 2).flatten()
 order = order.to(device)
 print("order:", order.tolist())
-target = head_scores(W_Q, W_K, rope_half)  # as the checkpoint was trained
-by_columns = head_scores(W_Q[:, order], W_K[:, order], rope)
+target = head_scores(W_Q, W_K, rope_half)  # (H, L, L): as trained
+by_columns = head_scores(W_Q[:, order], W_K[:, order], rope)  # (H, L, L)
 by_rows = head_scores(W_Q[order], W_K[order], rope)
 print("columns reordered:", torch.allclose(by_columns, target, atol=1e-4))
 print("rows reordered:", torch.allclose(by_rows, target, atol=1e-4))

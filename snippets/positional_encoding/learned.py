@@ -41,7 +41,7 @@ def add_positions(x, table):
     return x + table(torch.arange(L, device=x.device))
 
 
-x = torch.randn(2, 10, d_model).to(device)
+x = torch.randn(2, 10, d_model).to(device)  # (2, 10, d_model)
 print(tuple(add_positions(x, pos_table).shape))
 try:
     add_positions(torch.randn(1, 600, d_model).to(device), pos_table)
@@ -57,10 +57,11 @@ except IndexError as error:
 
 # --8<-- [start:untrained_rows]
 train_len = 8  # every training sequence has 8 tokens
-x = torch.randn(4, train_len, d_model).to(device)
+x = torch.randn(4, train_len, d_model).to(device)  # (4, train_len, d_model)
 loss = add_positions(x, pos_table).pow(2).mean()  # any loss will do
 loss.backward()
-has_grad = pos_table.weight.grad.abs().sum(dim=-1) > 0  # one flag per row
+# one flag per row: does it have a gradient?
+has_grad = pos_table.weight.grad.abs().sum(dim=-1) > 0  # (max_len,)
 rows = has_grad.nonzero().flatten()
 print(
     f"rows with a gradient: {rows.numel()} of {max_len}, "

@@ -82,8 +82,8 @@ if __name__ == "__main__":
     torch.manual_seed(0)
     B, L, d_k = 2, 6, 8
     x = torch.randn(B, L, d_k).to(device)  # (B, L, d_k)
-    positions = torch.arange(L, device=device)
-    a, b = rope_complex(x, positions), rope(x, positions)
+    positions = torch.arange(L, device=device)  # (L,)
+    a, b = rope_complex(x, positions), rope(x, positions)  # 2 × (B, L, d_k)
     print("complex == 2x2 rotations:", torch.allclose(a, b, atol=1e-6))
     print(
         "lengths unchanged:",
@@ -94,8 +94,8 @@ if __name__ == "__main__":
 
     # --8<-- [start:relative]
     torch.manual_seed(1)
-    q = torch.randn(1, 8, dtype=torch.float64).to(device)  # one query
-    k = torch.randn(1, 8, dtype=torch.float64).to(device)  # one key
+    q = torch.randn(1, 8, dtype=torch.float64).to(device)  # (1, 8): one query
+    k = torch.randn(1, 8, dtype=torch.float64).to(device)  # (1, 8): one key
 
     def score(i, j):
         """q placed at position i, k at position j, then q · k."""
@@ -122,8 +122,8 @@ if __name__ == "__main__":
     W_Q, W_K, W_V = (
         torch.randn(d_model, d_model).to(device) / d_model**0.5
         for _ in range(3)
-    )
-    x = torch.randn(B, L, d_model).to(device)
+    )  # 3 × (d_model, d_model)
+    x = torch.randn(B, L, d_model).to(device)  # (B, L, d_model)
 
     def split(t):
         """(B, L, d_model) -> (B, H, L, d_k): a slice of features per head."""
@@ -137,8 +137,8 @@ if __name__ == "__main__":
             v = rope(v, positions)
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-    positions = torch.arange(L, device=device)
-    out = attention(x, positions)
+    positions = torch.arange(L, device=device)  # (L,)
+    out = attention(x, positions)  # (B, H, L, d_k)
     for shift in [7, 100]:  # move the whole sentence to other positions
         moved = attention(x, positions + shift)
         also_v = attention(x, positions + shift, rotate_v=True)
@@ -160,7 +160,7 @@ if __name__ == "__main__":
         return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
     torch.manual_seed(3)
-    x = torch.randn(5, 8).to(device)
+    x = torch.randn(5, 8).to(device)  # (5, 8)
     positions = torch.arange(5, device=device)
     half, interleaved = rope_half(x, positions), rope(x, positions)
     print("same numbers:", torch.allclose(half, interleaved, atol=1e-5))

@@ -23,15 +23,15 @@ def sinusoidal_encoding(length, d_model, base=10000.0, device=None):
             f"need length >= 1 and an even d_model >= 2, got "
             f"length={length}, d_model={d_model}"
         )
-    pos = torch.arange(length, device=device, dtype=torch.float32)
+    pos = torch.arange(length, device=device, dtype=torch.float32)  # (L,)
     angle = pos[:, None] * frequencies(d_model, base, device)  # (L, d_model/2)
-    pe = torch.empty(length, d_model, device=device)
+    pe = torch.empty(length, d_model, device=device)  # (L, d_model)
     pe[:, 0::2] = torch.sin(angle)
     pe[:, 1::2] = torch.cos(angle)
     return pe
 
 
-pe = sinusoidal_encoding(64, 32, device=device)
+pe = sinusoidal_encoding(64, 32, device=device)  # (64, 32): (L, d_model)
 print(tuple(pe.shape))
 print(pe[:3, :6].round(decimals=4).cpu())
 # --8<-- [end:encoding]
@@ -40,7 +40,7 @@ print(pe[:3, :6].round(decimals=4).cpu())
 # --8<-- [start:shift]
 def shift_matrix(k, d_model, base=10000.0, device=None):
     """M_k, block diagonal: PE[pos + k] = M_k @ PE[pos] for every pos."""
-    theta = k * frequencies(d_model, base, device)  # one angle per pair
+    theta = k * frequencies(d_model, base, device)  # (d_model/2,): one per pair
     c, s = torch.cos(theta), torch.sin(theta)
     rows = [torch.stack([c, s], -1), torch.stack([-s, c], -1)]
     blocks = torch.stack(rows, -2)  # (d_model/2, 2, 2): one per pair
@@ -48,8 +48,8 @@ def shift_matrix(k, d_model, base=10000.0, device=None):
 
 
 for k in [1, 3, 20]:
-    M = shift_matrix(k, 32, device=device)
-    moved = pe[:-k] @ M.T  # row pos becomes M_k @ PE[pos]
+    M = shift_matrix(k, 32, device=device)  # (32, 32)
+    moved = pe[:-k] @ M.T  # (64 - k, 32): row pos is M_k @ PE[pos]
     print(
         f"k={k:>2}: PE[pos + k] == M_k PE[pos] for all pos:",
         torch.allclose(moved, pe[k:], atol=1e-5),
@@ -58,10 +58,10 @@ print(shift_matrix(3, 32, device=device)[:2, :2].round(decimals=4).cpu())
 # --8<-- [end:shift]
 
 # --8<-- [start:relative_dot]
-G = pe @ pe.T  # G[i, j] = PE(i) · PE(j)
-omega = frequencies(32, device=device)
+G = pe @ pe.T  # (64, 64): G[i, j] = PE(i) · PE(j)
+omega = frequencies(32, device=device)  # (16,)
 for k in [0, 1, 5, 20]:
-    diagonal = G.diagonal(offset=k)  # PE(i) · PE(i + k) for every i
+    diagonal = G.diagonal(offset=k)  # (64 - k,): PE(i) · PE(i + k)
     formula = torch.cos(k * omega).sum()  # sum over pairs p of cos(k ω_p)
     same = torch.allclose(diagonal, formula.expand_as(diagonal), atol=1e-4)
     print(
@@ -74,7 +74,7 @@ print("symmetric, k and -k alike:", torch.allclose(G, G.T, atol=1e-5))
 # after the projections of attention the scores lose this property
 torch.manual_seed(0)
 W_Q, W_K = (torch.randn(32, 32).to(device) / 32**0.5 for _ in range(2))
-scores = (pe @ W_Q) @ (pe @ W_K).T
+scores = (pe @ W_Q) @ (pe @ W_K).T  # (64, 64)
 diagonal = scores.diagonal(offset=5)
 print(
     "PE W^Q · PE W^K depends only on i - j:",

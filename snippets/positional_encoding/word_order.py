@@ -15,8 +15,8 @@ attn = nn.MultiheadAttention(d_model, num_heads=4, batch_first=True).to(device)
 
 def encode(tokens, positions=None):
     """Self-attention over one sentence: (L,) tokens -> (L, d_model)."""
-    ids = torch.tensor([vocab[t] for t in tokens], device=device)
-    x = embed(ids)
+    ids = torch.tensor([vocab[t] for t in tokens], device=device)  # (L,)
+    x = embed(ids)  # (L, d_model)
     if positions is not None:
         x = x + positions[: len(tokens)]  # slot i gets vector i
     out, _ = attn(x[None], x[None], x[None])
@@ -26,7 +26,7 @@ def encode(tokens, positions=None):
 a = ["dog", "bites", "man"]
 b = ["man", "bites", "dog"]
 with torch.no_grad():
-    out_a, out_b = encode(a), encode(b)
+    out_a, out_b = encode(a), encode(b)  # 2 × (3, d_model)
 
 
 def compare(out_a, out_b):
@@ -45,7 +45,7 @@ compare(out_a, out_b)
 # --8<-- [start:with_positions]
 positions = torch.randn(8, d_model).to(
     device
-)  # one vector per slot, any encoding
+)  # (8, d_model): one vector per slot, any encoding
 with torch.no_grad():
     compare(encode(a, positions), encode(b, positions))
 # --8<-- [end:with_positions]

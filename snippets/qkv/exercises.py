@@ -11,7 +11,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_model, d_k, d_v = 4, 8, 6, 5
-X = torch.randn(L, d_model).to(device)
+X = torch.randn(L, d_model).to(device)  # (L, d_model)
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 w_k = nn.Linear(d_model, d_k, bias=False).to(device)
 w_v = nn.Linear(d_model, d_v, bias=False).to(device)
@@ -29,7 +29,7 @@ def rows_changed(a, b):
 with torch.no_grad():
     Q, K, V = w_q(X), w_k(X), w_v(X)
     Q2, K2, V2 = w_q(X2), w_k(X2), w_v(X2)
-    Z = F.scaled_dot_product_attention(Q, K, V)
+    Z = F.scaled_dot_product_attention(Q, K, V)  # (L, d_v)
     Z2 = F.scaled_dot_product_attention(Q2, K2, V2)
 print("rows of Q that changed:", rows_changed(Q, Q2))
 print("rows of Z that changed:", rows_changed(Z, Z2))
@@ -43,13 +43,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_model, d_k = 4, 8, 6
-X = torch.randn(L, d_model).to(device)
+X = torch.randn(L, d_model).to(device)  # (L, d_model)
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 
 with torch.no_grad():
-    Q = K = w_q(X)  # one matrix for queries and keys: W^Q = W^K
-    S = Q @ K.T / d_k**0.5
-    A = torch.softmax(S, dim=-1)
+    Q = K = w_q(X)  # (L, d_k); W^Q = W^K: one matrix for both
+    S = Q @ K.T / d_k**0.5  # (L, L)
+    A = torch.softmax(S, dim=-1)  # (L, L)
 print("S symmetric:", torch.allclose(S, S.T, atol=1e-6))
 print("A symmetric:", torch.allclose(A, A.T, atol=1e-6))
 ones = torch.ones(L, device=device)
@@ -64,11 +64,11 @@ import torch.nn.functional as F
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 g = torch.Generator().manual_seed(0)
-Q = torch.randn(3, 6, generator=g).to(device)  # 3 queries
-K = torch.randn(7, 6, generator=g).to(device)  # 7 keys ...
-V = torch.randn(7, 5, generator=g).to(device)  # ... and their 7 values
+Q = torch.randn(3, 6, generator=g).to(device)  # (3, 6): 3 queries
+K = torch.randn(7, 6, generator=g).to(device)  # (7, 6): 7 keys ...
+V = torch.randn(7, 5, generator=g).to(device)  # (7, 5): ... and their 7 values
 
-out = F.scaled_dot_product_attention(Q, K, V)
+out = F.scaled_dot_product_attention(Q, K, V)  # (3, 5)
 both = F.scaled_dot_product_attention(Q, K.flip(0), V.flip(0))  # same order
 only_v = F.scaled_dot_product_attention(Q, K, V.flip(0))  # V out of step
 print("K and V reversed together:", torch.allclose(both, out, atol=1e-6))
@@ -84,9 +84,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L_q, L_k, d_model, d_k, d_v = 3, 7, 8, 6, 5
-x = torch.randn(L_q, d_model).to(device)  # the queries' sequence
-a = torch.randn(L_k, d_model).to(device)  # the keys come from a ...
-b = torch.randn(L_k, d_model).to(device)  # ... the values from b
+x = torch.randn(L_q, d_model).to(device)  # (L_q, d_model): the queries
+a = torch.randn(L_k, d_model).to(device)  # (L_k, d_model): keys from a ...
+b = torch.randn(L_k, d_model).to(device)  # (L_k, d_model): ... values from b
 w_q = nn.Linear(d_model, d_k, bias=False).to(device)
 w_k = nn.Linear(d_model, d_k, bias=False).to(device)
 w_v = nn.Linear(d_model, d_v, bias=False).to(device)
@@ -94,11 +94,11 @@ w_v = nn.Linear(d_model, d_v, bias=False).to(device)
 with torch.no_grad():
     Q, K, V = w_q(x), w_k(a), w_v(b)  # K and V: two tensors, same length
     A = torch.softmax(Q @ K.T / d_k**0.5, dim=-1)  # (L_q, L_k)
-    out = F.scaled_dot_product_attention(Q, K, V)
+    out = F.scaled_dot_product_attention(Q, K, V)  # (L_q, d_v)
     print("output", tuple(out.shape))
     print(torch.allclose(out, A @ V, atol=1e-6))
 
-    V_short = w_v(b[:5])  # 5 values for 7 keys
+    V_short = w_v(b[:5])  # (5, d_v): 5 values for 7 keys
     try:
         A @ V_short
     except RuntimeError as error:

@@ -26,7 +26,7 @@ for name, t in [("X", X), ("Q", Q), ("K", K), ("V", V)]:
 # --8<-- [start:weight]
 print("w_q.weight", tuple(w_q.weight.shape))  # (out_features, in_features)
 
-W_Q = w_q.weight.T  # the W^Q of the formula: (d_model, d_k)
+W_Q = w_q.weight.T  # (d_model, d_k): the W^Q of the formula
 print("W_Q", tuple(W_Q.shape))
 print(torch.allclose(X @ W_Q, Q))  # Q = X W^Q
 
@@ -40,8 +40,8 @@ print(torch.allclose(Q[2], X[2] @ W_Q, atol=1e-6))
 
 # --8<-- [start:roles]
 # (L, d_k) @ (d_k, L) -> (L, L); S[i, j] = q_i · k_j / √d_k
-S = Q @ K.T / d_k**0.5
-A = torch.softmax(S, dim=-1)  # row i: how much token i takes from each token
+S = Q @ K.T / d_k**0.5  # (L, L)
+A = torch.softmax(S, dim=-1)  # (L, L): row i, what token i takes from each
 Z = A @ V  # (L, L) @ (L, d_v) -> (L, d_v)
 print("S", tuple(S.shape), "Z", tuple(Z.shape))
 
@@ -62,7 +62,7 @@ except RuntimeError as error:
     print("RuntimeError:", error)
 
 # V may have its own width d_v; it only sets the width of the output
-out = nn.functional.scaled_dot_product_attention(Q, K, V)
+out = nn.functional.scaled_dot_product_attention(Q, K, V)  # (L, d_v)
 print("output", tuple(out.shape))
 print(torch.allclose(out, Z, atol=1e-6))  # the Z computed by hand above
 # --8<-- [end:widths]

@@ -76,8 +76,8 @@ if __name__ == "__main__":
     # --8<-- [start:use]
     import torch.nn.functional as F
 
-    x = torch.randn(2, 4, 8).to(device)  # batch of 2 sequences, 4 tokens each
-    memory = torch.randn(2, 7, 8).to(device)  # 2 other sequences, 7 tokens each
+    x = torch.randn(2, 4, 8).to(device)  # (2, 4, 8): 2 sequences, 4 tokens each
+    memory = torch.randn(2, 7, 8).to(device)  # (2, 7, 8): 2 more, 7 tokens each
 
     Q, K, V = proj(x)  # self-attention: all three from x
     print("self ", [tuple(t.shape) for t in (Q, K, V)])

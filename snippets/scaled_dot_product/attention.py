@@ -82,22 +82,24 @@ if __name__ == "__main__":
 
     torch.manual_seed(0)
     B, H, L, d_k = 2, 3, 5, 8  # batch, heads, sequence length, width per head
-    q, k, v = torch.randn(3, B, H, L, d_k).to(device)
+    q, k, v = torch.randn(3, B, H, L, d_k).to(device)  # 3 × (B, H, L, d_k)
 
     out, weights = scaled_dot_product_attention(q, k, v)
     print(out.shape, weights.shape)
-    ref = F.scaled_dot_product_attention(q, k, v)
+    ref = F.scaled_dot_product_attention(q, k, v)  # (B, H, L, d_k)
     print(torch.allclose(out, ref, atol=1e-5))
     # --8<-- [end:compare]
 
     # --8<-- [start:compare_masks]
-    keep = torch.ones(L, L, dtype=torch.bool, device=device).tril()  # causal
+    # causal: query i may attend to keys 0 to i
+    keep = torch.ones(L, L, dtype=torch.bool, device=device).tril()  # (L, L)
     out, weights = scaled_dot_product_attention(q, k, v, mask=keep)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     print(torch.allclose(out, ref, atol=1e-5))
 
-    lengths = torch.tensor([5, 3], device=device)
-    keep = torch.arange(L, device=device) < lengths[:, None]  # True = token
+    lengths = torch.tensor([5, 3], device=device)  # (B,)
+    # True = a real token, False = padding
+    keep = torch.arange(L, device=device) < lengths[:, None]  # (B, L)
     keep = keep[:, None, None, :]  # (B, 1, 1, L): every head, every query
     out, weights = scaled_dot_product_attention(q, k, v, mask=keep)
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)

@@ -12,12 +12,12 @@ g = torch.Generator().manual_seed(0)
 n_keys = 16  # uniform weights would be 1/16 = 0.0625
 print(" d_k  std of scores: /√d_k  /d_k  max weight: /√d_k   /d_k")
 for d_k in (4, 64, 1024):
-    q = torch.randn(256, 1, d_k, generator=g).to(device)  # 256 queries
-    k = torch.randn(256, n_keys, d_k, generator=g).to(device)
+    q = torch.randn(256, 1, d_k, generator=g).to(device)  # (256, 1, d_k)
+    k = torch.randn(256, n_keys, d_k, generator=g).to(device)  # (256, 16, d_k)
     dots = (q * k).sum(dim=-1)  # (256, 16): each query against its keys
     stds, tops = [], []
     for scores in (dots / d_k**0.5, dots / d_k):
-        weights = torch.softmax(scores, dim=-1)
+        weights = torch.softmax(scores, dim=-1)  # (256, 16)
         stds.append(scores.std().item())
         tops.append(weights.max(dim=-1).values.mean().item())
     print(
@@ -44,9 +44,9 @@ def masked_softmax(scores, hide):
 
 scores = torch.tensor([[0.5, -1.2, 2.0], [0.5, -1.2, 2.0]], device=device)
 hide = torch.tensor([[True, True, True], [True, False, False]], device=device)
-weights = masked_softmax(scores, hide)
+weights = masked_softmax(scores, hide)  # (2, 3)
 print(weights.cpu())
-visible = torch.softmax(scores[1, 1:], dim=-1)  # row 1 without key 0
+visible = torch.softmax(scores[1, 1:], dim=-1)  # (2,): row 1 without key 0
 print(torch.allclose(weights[1, 1:], visible))
 # --8<-- [end:masked_softmax]
 
@@ -59,10 +59,10 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 B, L, d_k = 2, 4, 6
-x = torch.randn(B, L, d_k).to(device)
+x = torch.randn(B, L, d_k).to(device)  # (B, L, d_k)
 pad = torch.tensor([[False] * 4, [False, False, True, True]], device=device)
 ones = torch.ones(L, L, dtype=torch.bool, device=device)
-causal = torch.triu(ones, diagonal=1)  # True = the future
+causal = torch.triu(ones, diagonal=1)  # (L, L): True = the future
 
 # nn.MultiheadAttention (True = hidden), made plain attention as in 3.8
 mha = nn.MultiheadAttention(d_k, num_heads=1, bias=False, batch_first=True)
@@ -74,7 +74,7 @@ ref, _ = mha(x, x, x, key_padding_mask=pad, attn_mask=causal)
 
 # F.scaled_dot_product_attention: one mask, True = may attend
 keep = ~(pad[:, None, :] | causal)  # (B, 1, L) | (L, L) -> (B, L, L)
-out = F.scaled_dot_product_attention(x, x, x, attn_mask=keep)
+out = F.scaled_dot_product_attention(x, x, x, attn_mask=keep)  # (B, L, d_k)
 print(keep.shape)
 print(keep[1].cpu())
 print(torch.allclose(out, ref, atol=1e-5))

@@ -10,9 +10,9 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 tokens = ["I", "drink", "green", "tea"]
 torch.manual_seed(519)
 # random stand-ins for the projections of chapter 2: one row per token
-Q = torch.randn(4, 6).to(device)  # queries: L × d_k = 4 × 6
-K = torch.randn(4, 6).to(device)  # keys:    L × d_k = 4 × 6
-V = torch.randn(4, 5).to(device)  # values:  L × d_v = 4 × 5
+Q = torch.randn(4, 6).to(device)  # (4, 6): queries, L × d_k
+K = torch.randn(4, 6).to(device)  # (4, 6): keys, L × d_k
+V = torch.randn(4, 5).to(device)  # (4, 5): values, L × d_v
 print(Q.shape, K.shape, V.shape)
 # --8<-- [end:data]
 
@@ -27,7 +27,7 @@ print(torch.allclose(scores[1, 2], Q[1] @ K[2], atol=1e-5))
 # --8<-- [start:step2]
 # step 2: divide by √d_k
 d_k = K.shape[-1]  # a Python int, not a tensor
-scaled = scores / d_k**0.5
+scaled = scores / d_k**0.5  # (4, 4)
 print(scaled.cpu())
 # --8<-- [end:step2]
 
@@ -41,7 +41,7 @@ print(math.sqrt(torch.tensor(36.0, device=device)))
 
 # --8<-- [start:step3]
 # step 3: softmax over the last dimension, i.e. each row separately
-weights = torch.softmax(scaled, dim=-1)
+weights = torch.softmax(scaled, dim=-1)  # (4, 4)
 print(weights.cpu())
 print([round(s, 4) for s in weights.sum(dim=-1).tolist()])  # row sums
 # --8<-- [end:step3]
@@ -51,7 +51,7 @@ print([round(s, 4) for s in weights.sum(dim=-1).tolist()])  # row sums
 output = weights @ V  # (4, 4) @ (4, 5) -> (4, 5), one row per token
 print(output.shape)
 # row 1 of the output: whole rows of V, weighted by row 1 of the weights
-row1 = sum(weights[1, j] * V[j] for j in range(len(tokens)))
+row1 = sum(weights[1, j] * V[j] for j in range(len(tokens)))  # (5,)
 print(row1.cpu())
 print(torch.allclose(row1, output[1]))
 # --8<-- [end:step4]

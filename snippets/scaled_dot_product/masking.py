@@ -13,30 +13,31 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 sentences = [["I", "drink", "green", "tea"], ["I", "drink", "<pad>", "<pad>"]]
 torch.manual_seed(37)
 # batch of 2 sentences, 4 positions each, d_k = d_v = 6
-q, k, v = torch.randn(3, 2, 4, 6).to(device)
-lengths = torch.tensor([4, 2], device=device)  # real tokens per sentence
-pad = torch.arange(4, device=device) >= lengths[:, None]  # True = padding
+q, k, v = torch.randn(3, 2, 4, 6).to(device)  # 3 × (2, 4, 6)
+lengths = torch.tensor([4, 2], device=device)  # (2,): real tokens per sentence
+pad = torch.arange(4, device=device) >= lengths[:, None]  # (2, 4): True = pad
 print(pad.cpu())
 
 scores = q @ k.transpose(-2, -1) / 6**0.5  # (2, 4, 4)
 # pad[:, None, :] is (2, 1, 4): hide the same keys from every query
-padded = scores.masked_fill(pad[:, None, :], float("-inf"))
-pad_weights = torch.softmax(padded, dim=-1)
+padded = scores.masked_fill(pad[:, None, :], float("-inf"))  # (2, 4, 4)
+pad_weights = torch.softmax(padded, dim=-1)  # (2, 4, 4)
 print(pad_weights[1].cpu())
 # --8<-- [end:padding]
 
 # --8<-- [start:causal]
 # True above the diagonal: position i must not see the positions j > i
 ones = torch.ones(4, 4, dtype=torch.bool, device=device)
-causal = torch.triu(ones, diagonal=1)
+causal = torch.triu(ones, diagonal=1)  # (4, 4)
 print(causal.cpu())
-causal_scores = scores[0].masked_fill(causal, float("-inf"))  # sentence 1
-causal_weights = torch.softmax(causal_scores, dim=-1)
+# sentence 1 only
+causal_scores = scores[0].masked_fill(causal, float("-inf"))  # (4, 4)
+causal_weights = torch.softmax(causal_scores, dim=-1)  # (4, 4)
 print(causal_weights.cpu())
 # --8<-- [end:causal]
 
 # --8<-- [start:fully_masked]
-row = torch.tensor([[0.5, -1.2, 2.0]], device=device)
+row = torch.tensor([[0.5, -1.2, 2.0]], device=device)  # (1, 3)
 hide_all = torch.ones(1, 3, dtype=torch.bool, device=device)  # every key hidden
 print(torch.softmax(row.masked_fill(hide_all, float("-inf")), dim=-1).cpu())
 print(torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1).cpu())
@@ -52,7 +53,7 @@ print("key 0 hidden, -inf and -1e9 agree:", torch.allclose(with_inf, with_big))
 
 # --8<-- [start:float16]
 # requires torch >= 2.2: float16 softmax on the CPU
-half = row.half()
+half = row.half()  # (1, 3)
 hide_one = torch.tensor([[False, True, False]], device=device)
 try:
     half.masked_fill(hide_one, -1e9)  # -1e9 is far outside float16's range
@@ -104,7 +105,7 @@ print(torch.allclose(out_mha, inverted, atol=1e-5))  # inverted: True = attend
 # --8<-- [start:is_causal]
 out_mha, _ = mha(q, k, v, attn_mask=causal)  # True = do NOT attend
 keep = ~causal  # True = attend, as F.scaled_dot_product_attention expects
-out_keep = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+out_keep = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)  # (2, 4, 6)
 out_is_causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
 print(torch.allclose(out_mha, out_keep, atol=1e-5))
 print(torch.allclose(out_mha, out_is_causal, atol=1e-5))

@@ -11,9 +11,9 @@ d_ks = [4, 16, 64, 256, 1024]
 raw_var, scaled_var = [], []
 for d_k in d_ks:
     # entries with mean 0 and variance 1, as in the paper's footnote
-    q = torch.randn(n_pairs, d_k, generator=g).to(device)
-    k = torch.randn(n_pairs, d_k, generator=g).to(device)
-    dots = (q * k).sum(dim=-1)  # n_pairs dot products
+    q = torch.randn(n_pairs, d_k, generator=g).to(device)  # (n_pairs, d_k)
+    k = torch.randn(n_pairs, d_k, generator=g).to(device)  # (n_pairs, d_k)
+    dots = (q * k).sum(dim=-1)  # (n_pairs,): n_pairs dot products
     raw_var.append(dots.var().item())
     scaled_var.append((dots / d_k**0.5).var().item())
     raw, scaled = raw_var[-1], scaled_var[-1]
@@ -34,7 +34,7 @@ for d_k in d_ks:
     u = torch.randn(rows, n_keys, generator=g).to(device, torch.float64)
     for name, s in (("raw", dots), ("scaled", dots / d_k**0.5)):
         s.requires_grad_()
-        weights = torch.softmax(s, dim=-1)
+        weights = torch.softmax(s, dim=-1)  # (rows, n_keys)
         (weights * u).sum().backward()  # s.grad: gradient w.r.t. the scores
         max_weight[name].append(weights.max(dim=-1).values.mean().item())
         grad_norm[name].append(s.grad.norm(dim=-1).median().item())

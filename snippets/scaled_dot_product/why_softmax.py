@@ -9,7 +9,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 scores = torch.tensor([2.0, 1.0, 0.5, -1.0], device=device, requires_grad=True)
 u = torch.tensor([1.0, -2.0, 0.5, 3.0], device=device)  # gradient from above
 
-soft = torch.softmax(scores, dim=-1)
+soft = torch.softmax(scores, dim=-1)  # (4,)
 print(", ".join(f"{w:.4f}" for w in soft.tolist()))
 print(bool((soft > 0).all()), f"{soft.sum().item():.4f}")  # all positive, sum 1
 (soft * u).sum().backward()
@@ -17,7 +17,7 @@ print(scores.grad.cpu())  # every score gets a gradient
 # --8<-- [end:soft]
 
 # --8<-- [start:hard]
-hard = F.one_hot(scores.argmax(), num_classes=4).to(scores.dtype)
+hard = F.one_hot(scores.argmax(), num_classes=4).to(scores.dtype)  # (4,)
 print(hard.cpu(), hard.requires_grad)  # argmax is not differentiable: no graph
 try:
     (hard * u).sum().backward()
@@ -31,7 +31,7 @@ except RuntimeError as error:
 s = scores.detach().double().requires_grad_()
 for T in (1.0, 0.3, 0.1, 0.05):
     s.grad = None
-    weights = torch.softmax(s / T, dim=-1)
+    weights = torch.softmax(s / T, dim=-1)  # (4,)
     (weights * u.double()).sum().backward()
     shown = ", ".join(f"{w:.3f}" for w in weights.tolist())
     norm = s.grad.norm().item()

@@ -24,7 +24,7 @@ print("out", tuple(out_fixed.shape), "weights", tuple(weights_fixed.shape))
 print("same as the output above:", torch.allclose(out, out_fixed))
 
 # the default layout works too, if x is given as (L, B, d_model)
-x_lbe = x.transpose(0, 1)
+x_lbe = x.transpose(0, 1)  # (L, B, d_model)
 out_lbe, _ = mha(x_lbe, x_lbe, x_lbe)
 torch.testing.assert_close(out_lbe.transpose(0, 1), out_fixed)
 print("(L, B, d_model) input matches batch_first=True")

@@ -26,7 +26,7 @@ def view_merges(t, i):
     return True
 
 
-x = torch.arange(2 * 3 * 5 * 4).reshape(2, 3, 5, 4).to(device)
+x = torch.arange(2 * 3 * 5 * 4).reshape(2, 3, 5, 4).to(device)  # (2, 3, 5, 4)
 cases = [(p, i) for p in itertools.permutations(range(4)) for i in range(3)]
 agree = [
     can_merge(x.permute(p), i) == view_merges(x.permute(p), i) for p, i in cases
@@ -39,9 +39,9 @@ print("all keep their order:", all(p[i + 1] == p[i] + 1 for p, i in works))
 # chapter 4's split heads: Q is the first third of in_proj(x),
 # (B, L, 3·d_model), then (B, L, d_model) -> (B, L, H, d_k) -> (B, H, L, d_k)
 B, L, H, d_k = 2, 5, 3, 4
-projected = torch.randn(B, L, 3 * H * d_k).to(device)  # stands for in_proj(x)
-Q, K, V = projected.chunk(3, dim=-1)
-Q_h = Q.view(B, L, H, d_k).transpose(1, 2)
+projected = torch.randn(B, L, 3 * H * d_k).to(device)  # (B, L, 3·H·d_k)
+Q, K, V = projected.chunk(3, dim=-1)  # 3 × (B, L, H·d_k)
+Q_h = Q.view(B, L, H, d_k).transpose(1, 2)  # (B, H, L, d_k)
 print("Q_h", tuple(Q_h.shape), Q_h.stride(), "fold B, H:", can_merge(Q_h, 0))
 # --8<-- [end:can_merge]
 
@@ -53,13 +53,13 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 B, H, L = 2, 3, 5
-scores = torch.randn(B, H, L, L).to(device)
+scores = torch.randn(B, H, L, L).to(device)  # (B, H, L, L)
 n_rows = B * H * L
 print("B * H * L =", n_rows)
 
-ones = torch.ones(B, H, L, device=device)
+ones = torch.ones(B, H, L, device=device)  # (B, H, L)
 for dim in (-1, -2):
-    weights = torch.softmax(scores, dim=dim)
+    weights = torch.softmax(scores, dim=dim)  # (B, H, L, L)
     total = weights.sum().item()
     rows = torch.allclose(weights.sum(dim=-1), ones, atol=1e-6)
     print(
@@ -79,7 +79,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 B, L, d_model, H = 2, 5, 12, 3
-x = torch.randn(B, L, d_model)
+x = torch.randn(B, L, d_model)  # (B, L, d_model)
 y = x.clone()
 y[1] = torch.randn(L, d_model)  # a different sample 1; sample 0 unchanged
 x, y = x.to(device), y.to(device)

@@ -7,8 +7,8 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 B, H, L, d_k = 2, 3, 5, 4
-Q = torch.randn(B, H, L, d_k).to(device)
-K = torch.randn(B, H, L, d_k).to(device)
+Q = torch.randn(B, H, L, d_k).to(device)  # (B, H, L, d_k)
+K = torch.randn(B, H, L, d_k).to(device)  # (B, H, L, d_k)
 
 try:
     Q @ K  # (B, H, L, d_k) @ (B, H, L, d_k): inner sizes d_k = 4 and L = 5
@@ -22,7 +22,7 @@ print(tuple(scores.shape))
 
 # --8<-- [start:dot_products]
 # scores[b, h, i, j] is query i · key j, for sequence b and head h
-q_1, k_2 = Q[0, 0, 1], K[0, 0, 2]
+q_1, k_2 = Q[0, 0, 1], K[0, 0, 2]  # 2 × (d_k,)
 same = torch.allclose(scores[0, 0, 1, 2], q_1 @ k_2, atol=1e-5)
 print("scores[0, 0, 1, 2] == q_1 · k_2:", same)
 print("K.mT is the same:", torch.equal(K.mT, K.transpose(-2, -1)))
@@ -31,14 +31,14 @@ print("K.mT is the same:", torch.equal(K.mT, K.transpose(-2, -1)))
 # --8<-- [start:square]
 # when L == d_k, Q @ K runs and returns an (L, L) matrix of the wrong numbers
 L = d_k = 4
-Q = torch.randn(L, d_k).to(device)
-K = torch.randn(L, d_k).to(device)
-wrong, right = Q @ K, Q @ K.T
+Q = torch.randn(L, d_k).to(device)  # (4, 4): (L, d_k)
+K = torch.randn(L, d_k).to(device)  # (4, 4): (L, d_k)
+wrong, right = Q @ K, Q @ K.T  # 2 × (4, 4): (L, L)
 print("same shape: ", wrong.shape == right.shape)
 print("same values:", torch.allclose(wrong, right))
 
 # right[i, j] is the dot product of query i and key j; wrong[i, j] is not
-dots = torch.empty(L, L, device=device)
+dots = torch.empty(L, L, device=device)  # (L, L)
 for i in range(L):
     for j in range(L):
         dots[i, j] = Q[i] @ K[j]  # query i · key j
