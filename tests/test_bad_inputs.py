@@ -4,6 +4,8 @@ One table of calls, each with the exception it must raise and a regex the messag
 precision in float16 and bfloat16; then valid calls (every shape the pages use) that the checks must let through.
 """
 
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -584,3 +586,16 @@ def test_tiny_decoder_accepts_the_first_and_last_ids_positions_padding_and_a_cac
         model(tokens, positions=torch.tensor([[0, 1, 2], [0, 0, 1]]), pad=pad, cache=cache)
         step_pad = torch.cat([pad, torch.zeros(2, 1, dtype=torch.bool)], dim=1)
         assert model(tokens[:, :1], torch.tensor([[3], [2]]), step_pad, cache).shape == (2, 1, 16)
+
+
+def test_a_mask_in_the_attend_convention_given_to_multi_head_attention_is_not_silent():
+    """True means 'attend' for F.scaled_dot_product_attention and 'do not attend' for MultiHeadAttention: a window
+    mask in the first convention hides each query's own key in the second, and gets a warning saying so."""
+    L = 5
+    i = torch.arange(L)
+    window = (i[:, None] - i[None, :]).abs() <= 1  # True = attend: itself and its neighbours
+    with pytest.warns(UserWarning, match=r"hides every query's own key.*invert.*~mask"):
+        mha()(x5, attn_mask=window)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mha()(x5, attn_mask=~window)  # the same mask in MultiHeadAttention's convention: no warning

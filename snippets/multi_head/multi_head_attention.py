@@ -2,6 +2,7 @@
 
 # --8<-- [start:checks]
 import math
+import warnings
 
 import torch
 import torch.nn as nn
@@ -60,6 +61,15 @@ def check_input(
                 f"got {tuple(mask.shape)}"
             )
     check_some_key_visible(attn_mask, key_padding_mask)
+    if attn_mask is not None and L > 1 and bool(attn_mask.diagonal().all()):
+        # every query sees some key, but none itself: almost surely a mask
+        # in F.scaled_dot_product_attention's convention (True = attend)
+        warnings.warn(
+            "attn_mask hides every query's own key: here True means do not "
+            "attend (nn.MultiheadAttention's convention); invert a mask in "
+            "which True means attend: ~mask",
+            stacklevel=2,
+        )
     w = weight
     if w is not None and (x.dtype, x.device) != (w.dtype, w.device):
         raise TypeError(
