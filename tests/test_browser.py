@@ -455,6 +455,26 @@ def test_on_a_phone_table_columns_stay_readable_and_a_table_that_scrolls_shows_i
         assert not table["scrolls"] or table["hint"].count("gradient(") == 4, (path, table)
 
 
+@pytest.mark.parametrize("viewport", [PHONE["viewport"], {"width": 1280, "height": 800}], ids=["390", "1280"])
+def test_tab_never_stops_on_something_hidden_the_closed_search_or_the_closed_drawer(browser, origin, viewport):
+    context = new_context(browser, viewport=viewport)
+    page = context.new_page()
+    page.goto(origin + "/en/qkv/", wait_until="load")
+    stops = []
+    for _ in range(12):  # the header, then the page: past where the search results and the drawer's links were
+        page.keyboard.press("Tab")
+        stops.append(
+            page.evaluate(
+                """() => { const e = document.activeElement, r = e.getBoundingClientRect();
+                return {what: e.className || e.tagName, x: r.x, width: r.width,
+                        visible: e.checkVisibility({visibilityProperty: true})}; }"""
+            )
+        )
+    context.close()
+    hidden = [stop for stop in stops if not stop["visible"] or stop["x"] + stop["width"] <= 0]
+    assert not hidden, hidden
+
+
 def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(on_a_phone):
     page = on_a_phone("/scaled-dot-product/")
     page.wait_for_function("document.querySelector('.md-typeset pre > code[tabindex]')")  # set a frame after load
