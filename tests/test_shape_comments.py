@@ -20,7 +20,7 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-SYMBOLS = {"B", "H", "L", "L_q", "L_k", "d_model", "d_k", "d_v", "d", "G", "V"}
+SYMBOLS = {"B", "H", "L", "L_q", "L_k", "d_model", "d_k", "d_v", "d", "G"}  # the glossary's sizes
 # where the code keeps a size under PyTorch's name for it: a module's attribute, or a function's argument
 ALIASES = {
     "H": ["num_heads", "self.num_heads", "self.H"],

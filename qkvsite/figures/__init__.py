@@ -97,6 +97,22 @@ PLACEHOLDERS = {name: f"#fe01{i:02x}" for i, name in enumerate(SCHEME_COLOURS, s
 _drawing = ContextVar("drawing", default=False)
 
 
+MEASURED_ON = ("测量：{}，{}，torch {}", "Measured on {}, {}, torch {}")
+
+
+def note_measured_on(fig, ns: dict, lang: str, how: str, fontsize: float = 9) -> None:
+    """A measured figure's note, lower right: the GPU or CPU (``ns["device"]``) and torch it was measured with."""
+    from qkvsite import records
+
+    env = records.environment()
+    if ns["device"] == "cuda":
+        where = env["cuda"]["device"] if env["cuda"] else "CUDA"
+    else:
+        where = env["cpu"]
+    text = words({"note": MEASURED_ON}, lang)["note"].format(where, how, env["torch"])
+    fig.text(0.99, 0.01, text, ha="right", va="bottom", fontsize=fontsize, color=palette()["muted"])
+
+
 def palette() -> dict[str, str]:
     """The non-data colours: paper (background), ink (text), muted (notes), rule (lines).
 

@@ -2,8 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from qkvsite import records
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import figure, note_measured_on, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -24,7 +23,6 @@ TEXT = {
     "full": ("不用缓存：整段重算", "no cache: recompute everything"),
     "with_cache": ("KV 缓存：只算新词元", "KV cache: the new token only"),
     "times": "{:.1f}×",
-    "machine": ("测量：{}，{}，torch {}", "Measured on {}, {}, torch {}"),
     "one_thread": ("CPU 单线程", "CPU, one thread"),
     "pad_title": ("第 {} 个序列：{}", "sequence {}: {}"),
     "pad_key": ("键：词元（位置编号）", "keys: token (position id)"),
@@ -86,14 +84,6 @@ def causal_alignment(ns, lang):
 TINY = "decoding/tiny_decoder.py"
 
 
-def _machine(ns, lang):
-    t, env = words(TEXT, lang), records.environment()
-    if ns["device"] == "cuda":
-        where = env["cuda"]["device"] if env["cuda"] else "CUDA"
-        return t["machine"].format(where, "CUDA", env["torch"])
-    return t["machine"].format(env["cpu"], t["one_thread"], env["torch"])
-
-
 @figure("decoding-kv-cache-speed", TINY, measured=True)
 def kv_cache_speed(ns, lang):
     t = words(TEXT, lang)
@@ -119,7 +109,7 @@ def kv_cache_speed(ns, lang):
     ax_r.set_xlabel(t["length"])
     ax_r.set_ylim(0, max(speedup) * 1.18)
     ax_r.set_title(t["ratio_title"], fontsize=10)
-    fig.text(0.99, 0.01, _machine(ns, lang), ha="right", va="bottom", fontsize=9.5, color=palette()["muted"])
+    note_measured_on(fig, ns, lang, "CUDA" if ns["device"] == "cuda" else t["one_thread"], fontsize=9.5)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 

@@ -2,8 +2,7 @@
 
 import matplotlib.pyplot as plt
 
-from qkvsite import records
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import figure, note_measured_on, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -16,7 +15,6 @@ TEXT = {
     "sdpa": ("F.scaled_dot_product_attention（默认内核）", "F.scaled_dot_product_attention (default kernel)"),
     "one_matrix": ("一个分数矩阵的大小（公式）", "one score matrix (formula)"),
     "length": ("序列长度 $L$", "sequence length $L$"),
-    "machine": ("测量：{}，{}，torch {}", "Measured on {}, {}, torch {}"),
     "cpu_method": ("CPU（按分析器记录的分配与释放回放）", "CPU (allocations and frees replayed from the profiler)"),
     "cuda_method": ("CUDA（torch.cuda.max_memory_allocated）", "CUDA (torch.cuda.max_memory_allocated)"),
     "tiles_title": (
@@ -35,7 +33,7 @@ COLOURS = {"skipped": None, "partial": "#f2b84b", "full": "#4c9f70"}
 
 @figure("fast-attention-memory", "fast_attention/memory.py", measured=True)
 def memory(ns, lang):
-    t, env = words(TEXT, lang), records.environment()
+    t = words(TEXT, lang)
     lengths, peak, block = ns["lengths"], ns["peak"], ns["block"]
     mib = 2**20
     fig, ax = plt.subplots(figsize=(8.4, 4.6))
@@ -69,20 +67,7 @@ def memory(ns, lang):
     ax.set_title(t["mem_title"].format(ns["H"], ns["d_k"]), fontsize=10)
     ax.legend(loc="upper left", fontsize=8.5)
     ax.grid(True, which="major", alpha=0.3)
-    method = t["cuda_method"] if ns["device"] == "cuda" else t["cpu_method"]
-    if ns["device"] == "cuda":
-        where = env["cuda"]["device"] if env["cuda"] else "CUDA"
-    else:
-        where = env["cpu"]
-    fig.text(
-        0.99,
-        0.01,
-        t["machine"].format(where, method, env["torch"]),
-        ha="right",
-        va="bottom",
-        fontsize=8.5,
-        color=palette()["muted"],
-    )
+    note_measured_on(fig, ns, lang, t["cuda_method"] if ns["device"] == "cuda" else t["cpu_method"], fontsize=8.5)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 

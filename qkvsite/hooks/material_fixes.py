@@ -32,7 +32,7 @@ from copy import deepcopy
 from pathlib import Path
 
 from qkvsite import config as site
-from qkvsite.hooks import building
+from qkvsite.hooks import building, toc_items
 
 HEAD_ALTERNATE = re.compile(r"\s*<link\b(?=[^>]*\brel=\"alternate\")(?=[^>]*\bhreflang=)[^>]*>")
 CONFIG_JSON = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
@@ -102,14 +102,7 @@ def not_found_page(output, template_name, config):
 
 def record_anchors(page, lang: str, anchors: dict) -> None:
     """Item 4: the page's heading ids in order, under its path inside its language's root."""
-    ids = []
-
-    def walk(items):
-        for item in items:
-            ids.append(item.id)
-            walk(item.children)
-
-    walk(page.toc)
+    ids = [item.id for item in toc_items(page.toc)]
     anchors.setdefault(page.url.removeprefix(site.url_prefix(lang)), {})[lang] = ids
 
 

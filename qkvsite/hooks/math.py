@@ -23,6 +23,8 @@ from functools import lru_cache
 
 from latex2mathml.converter import convert
 
+from qkvsite.hooks import toc_items
+
 INLINE = re.compile(r'<span class="arithmatex">\\\((.*?)\\\)</span>', re.S)
 DISPLAY = re.compile(r'<div class="arithmatex">\\\[(.*?)\\\]</div>', re.S)
 PLAIN = re.compile(r'<(span|div) class="arithmatex" data-tex="([^"]*)">.*?</\1>([、，。；：！？）》」』]?)', re.S)
@@ -149,13 +151,7 @@ def plain_html(content: str) -> str:
 def typeset_page(content: str, page) -> str:
     """A page's formulas as MathML; a notebook page's table of contents reads them as plain text."""
     if page.file.src_uri.endswith(".ipynb"):
-        for item in _toc_items(page.toc):
+        for item in toc_items(page.toc):
             item.title = plain(item.title)
         return typeset_notebook(content)
     return typeset(content)
-
-
-def _toc_items(toc):
-    for item in toc:
-        yield item
-        yield from _toc_items(item.children)
