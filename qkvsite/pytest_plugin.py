@@ -34,8 +34,14 @@ from qkvsite import config, records
 from qkvsite.dialect import Block, Page, version_tuple
 
 
+def gpu_rule() -> str | None:
+    """The device every block's floating-point compute must run on: "cuda" under REQUIRE_CUDA=1. A rehearsal on a
+    machine without a GPU (``.ci/gpu-check --rehearse``) sets QKV_RULE_DEVICE=cpu and runs the same checks there."""
+    return os.environ.get("QKV_RULE_DEVICE", "cuda") if os.environ.get("REQUIRE_CUDA") == "1" else None
+
+
 def require_cuda() -> bool:
-    return os.environ.get("REQUIRE_CUDA") == "1"
+    return gpu_rule() == "cuda"
 
 
 class BlockFailed(Exception):
@@ -80,6 +86,13 @@ def same_output(block: Block, printed: str) -> bool:
 # runs once per process (the editions differ in prose; each page's output is still compared with this)
 PRINTED: dict[tuple, str] = {}
 
+# What cannot run while a dispatch mode such as qkvsite.devices.DeviceLog watches (found by .ci/gpu-check
+# --rehearse): torch.compile, which flex_attention calls even without it ("non-infra torch dispatch mode present"),
+# and the CausalBias masks of torch.nn.attention.bias (a tensor subclass that cannot be created under a mode). A
+# block that calls one runs on the accelerator unwatched: one of the GPU rule's limits, stated on the Verification
+# page.
+UNWATCHED = re.compile(r"\b(?:flex_attention|torch\.compile|causal_lower_right|causal_upper_left)\(")
+
 
 def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: str | None = None) -> str:
     """Run page.blocks[index] after the blocks it continues; return what it printed.
@@ -103,7 +116,7 @@ def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: 
                 run_code(earlier, namespace)
             except BlockFailed as error:
                 raise BlockFailed(f"the block this one continues failed:\n{error}") from None
-    if accelerator:
+    if accelerator and not UNWATCHED.search(block.code):
         from qkvsite.devices import DeviceLog
 
         with DeviceLog() as log:
@@ -163,7 +176,7 @@ class BlockItem(pytest.Item):
         block = self.block
         if block.requires and version_tuple(torch_version()) < version_tuple(block.requires):
             pytest.skip(f"requires torch >= {block.requires}")
-        printed = run_block(self.parent.page, self.index, self.parent.namespaces, "cuda" if require_cuda() else None)
+        printed = run_block(self.parent.page, self.index, self.parent.namespaces, gpu_rule())
         if self.config.getoption("update_outputs") and block.output is not None and not same_output(block, printed):
             update_output(self.path, self.index, printed)
             return
@@ -217,11 +230,8 @@ def pytest_report_header(config):
         device = f"cuda ({torch.cuda.get_device_name(0)})"
     else:
         device = "cpu (CUDA not available)"
-    mode = (
-        "REQUIRE_CUDA=1: every page block must compute on CUDA"
-        if require_cuda()
-        else "examples pick CUDA when available"
-    )
+    rule = gpu_rule()
+    mode = f"REQUIRE_CUDA=1: every page block must compute on {rule}" if rule else "examples pick CUDA when available"
     return [f"qkv: device {device}; torch {torch.__version__}; {mode}"]
 
 

@@ -181,6 +181,14 @@ def test_gpu_rule_checks_each_block_alone_not_the_blocks_it_continues(tmp_path):
     run_block(chain, 1, {}, accelerator="meta")
 
 
+def test_gpu_rule_leaves_unwatched_what_pytorch_cannot_run_under_it_and_watches_the_rest(tmp_path):
+    # torch.nn.attention.bias's CausalBias cannot be created under a dispatch mode (found by gpu-check --rehearse)
+    bias = "from torch.nn.attention.bias import causal_lower_right\nmask = causal_lower_right(2, 3)\ny = x.exp()"
+    run_on_accelerator(tmp_path, SETUP, "x = torch.randn(3)", bias)  # runs, unwatched: exp on cpu is not seen
+    with pytest.raises(BlockFailed, match="aten.exp on cpu"):
+        run_on_accelerator(tmp_path, SETUP, "x = torch.randn(3)", "y = x.exp()")
+
+
 # --- the plugin through pytest's own collection (pytester) -----------------------------------------------------
 
 pytest_plugins = ["pytester"]

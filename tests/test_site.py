@@ -174,6 +174,20 @@ def test_require_cuda_fails_without_cuda():
     assert "REQUIRE_CUDA=1 but torch.cuda.is_available() is False" in result.stdout + result.stderr
 
 
+def test_the_gpu_check_rehearsal_runs_the_rule_with_the_cpu_as_the_device(pytestconfig, monkeypatch):
+    from qkvsite.pytest_plugin import gpu_rule, pytest_configure, pytest_report_header
+
+    monkeypatch.setenv("REQUIRE_CUDA", "1")
+    monkeypatch.setenv("QKV_RULE_DEVICE", "cpu")  # what .ci/gpu-check --rehearse sets
+    pytest_configure(pytestconfig)  # no UsageError: CUDA is not required
+    assert gpu_rule() == "cpu"
+    assert "every page block must compute on cpu" in pytest_report_header(pytestconfig)[0]
+    assert (
+        "--rehearse" in (ROOT / ".ci" / "gpu-check").read_text()
+        and "QKV_RULE_DEVICE=cpu" in (ROOT / ".ci" / "gpu-check").read_text()
+    )
+
+
 def test_pytest_header_names_the_device(pytestconfig):
     from qkvsite.pytest_plugin import pytest_report_header
 
