@@ -11,15 +11,11 @@ WS = "$Z[${0}$] = \\Sigma_j A[${0}$, j] \\cdot X[j]$"
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "tokens": {
-        "cat": ("猫", "cat"),
-        "dog": ("狗", "dog"),
-        "car": ("车", "car"),
-    },
-    "feature": ("特征{}", "feature {}"),
-    "x_title": ("X：每行一个词元 ({}×{})", "X: one row per token ({}×{})"),
-    "s_title": ("$S = X X^\\top$：两两点积 ({}×{})", "$S = X X^\\top$: all dot products ({}×{})"),
-    "a_title": "A = softmax(S, dim=-1) ({}×{})",
+    "tokens": {"cat": ("猫", "cat"), "dog": ("狗", "dog"), "car": ("车", "car")},
+    "feature": ("特征", "feature"),
+    "x_title": "X ({}×{})",
+    "s_title": "$S = X X^\\top$ ({}×{})",
+    "a_title": "A = softmax(S, dim=-1)",
     "row_sum": ("行和", "row sum"),
     "times": "${:.3f} \\times X[${}$]$",
     "result": "$Z[${}$]$",
@@ -28,55 +24,48 @@ TEXT = {
 }
 
 
-def _labels(ns, lang):
-    return [words(TEXT, lang)["tokens"][t] for t in ns["tokens"]]
+def _scores(ax, ns, lang):
+    """S = X Xᵀ, labels on top; returns the labels and the page's tokens."""
+    t = words(TEXT, lang)
+    tokens = [t["tokens"][token] for token in ns["tokens"]]
+    heatmap(ax, ns["S"].cpu(), tokens, tokens)
+    ax.set_title(t["s_title"].format(*ns["S"].shape))
+    ax.xaxis.tick_top()
+    return t, tokens
 
 
 @figure("similarity-matrix", EXAMPLE)
 def similarity_matrix(ns, lang):
-    t = words(TEXT, lang)
-    X, S = ns["X"].cpu(), ns["S"].cpu()
-    n, d = X.shape
-    tokens = _labels(ns, lang)
-    fig, (ax_x, ax_s) = plt.subplots(1, 2, figsize=(8.4, 3.0), width_ratios=[d, n])
-    heatmap(ax_x, X, tokens, [t["feature"].format(k + 1) for k in range(d)], cmap="Greens")
-    ax_x.set_title(t["x_title"].format(n, d))
-    heatmap(ax_s, S, tokens, tokens)
-    ax_s.set_title(t["s_title"].format(*S.shape))
-    ax_s.xaxis.tick_top()
-    fig.tight_layout()
+    X = ns["X"].cpu()
+    fig, (ax_x, ax_s) = plt.subplots(1, 2, figsize=(5.6, 2.7), width_ratios=[X.shape[1], X.shape[0]])
+    t, tokens = _scores(ax_s, ns, lang)
+    heatmap(ax_x, X, tokens, range(1, X.shape[1] + 1), cmap="Greens")
+    ax_x.set_title(t["x_title"].format(*X.shape))
+    ax_x.set_xlabel(t["feature"])
+    fig.tight_layout(w_pad=2)
     return fig
 
 
 @figure("softmax-weights", EXAMPLE)
 def softmax_weights(ns, lang):
-    t = words(TEXT, lang)
-    S, A = ns["S"].cpu(), ns["A"].cpu()
-    tokens = _labels(ns, lang)
-    fig, (ax_s, ax_a, ax_r) = plt.subplots(1, 3, figsize=(8.6, 3.0), width_ratios=[3, 3, 1])
-    heatmap(ax_s, S, tokens, tokens)
-    ax_s.set_title(t["s_title"].format(*S.shape))
-    heatmap(ax_a, A, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
-    ax_a.set_title(t["a_title"].format(*A.shape))
-    row_sums(ax_r, A, tokens, t["row_sum"])
-    for ax in (ax_s, ax_a):
-        ax.xaxis.tick_top()
-    fig.tight_layout()
+    A = ns["A"].cpu()
+    fig, (ax_s, ax_a, ax_r) = plt.subplots(1, 3, figsize=(5.8, 2.6), width_ratios=[3, 3, 1])
+    t, tokens = _scores(ax_s, ns, lang)
+    heatmap(ax_a, A, [""] * len(tokens), tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
+    ax_a.set_title(t["a_title"])
+    ax_a.xaxis.tick_top()
+    row_sums(ax_r, A, [""] * len(tokens), t["row_sum"])
+    fig.tight_layout(w_pad=0.5)
     return fig
 
 
 @figure("weighted-sum", EXAMPLE)
 def weighted_sum(ns, lang):
-    t, tokens = words(TEXT, lang), _labels(ns, lang)
+    t = words(TEXT, lang)
+    tokens = [t["tokens"][token] for token in ns["tokens"]]
     X, A, Z = ns["X"].cpu(), ns["A"].cpu(), ns["Z"].cpu()
+    features = [t["feature"] + f" {k + 1}" for k in range(X.shape[1])]
+    title, result = t["ws_title"].format(tokens[0]), t["result"].format(tokens[0])
     return weighted_rows(
-        A[0],
-        X,
-        Z[0],
-        tokens,
-        [t["feature"].format(k + 1) for k in range(X.shape[1])],
-        times=t["times"],
-        result=t["result"].format(tokens[0]),
-        title=t["ws_title"].format(tokens[0]),
-        note=t["ws_note"],
+        A[0], X, Z[0], tokens, features, times=t["times"], result=result, title=title, note=t["ws_note"]
     )

@@ -7,56 +7,26 @@ from qkvsite.figures import figure, heatmap, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "title": (
-        "多头注意力的数据流（$H = {H}$；形状取自一次真实运行）",
-        "Data flow of multi-head attention ($H = {H}$; shapes from a real run)",
-    ),
     "head": ("第 {} 个头", "head {}"),
-    "attention": "$\\mathrm{{softmax}}(Q_{{{0}}} K_{{{0}}}^\\top / \\sqrt{{d_k}})\\, V_{{{0}}}$",
-    "concat": (
-        "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$ 拼接",
-        "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{{{}}})$",
-    ),
+    "attention": "$\\mathrm{{softmax}}(Q_{0} K_{0}^\\top / \\sqrt{{d_k}})\\, V_{0}$",
+    "concat": "$\\mathrm{{Concat}}(\\mathrm{{head}}_0, \\ldots, \\mathrm{{head}}_{})$",
     "output": ("输出", "output"),
-    "per_head": ("每个头", "per head"),
-    "code": ("代码里（所有头一起算）", "in the code (all heads at once)"),
-    "code_rows": (
-        [
-            "in_proj(x).chunk(3)：3 × {Q}",
-            "split_heads：3 × {Q_h}",
-            "softmax：weights {weights}",
-            "weights @ V_h：{heads}",
-            "merge_heads：{merged}",
-            "out_proj：{output}",
-        ],
-        [
-            "in_proj(x).chunk(3): 3 × {Q}",
-            "split_heads: 3 × {Q_h}",
-            "softmax: weights {weights}",
-            "weights @ V_h: {heads}",
-            "merge_heads: {merged}",
-            "out_proj: {output}",
-        ],
-    ),
-    "weights_title": ("第 {0} 个头的权重 $A_{{{1}}}$", "weights $A_{{{1}}}$ of head {0}"),
-    "token": ("词元{}", "tok {}"),
+    "code": ("代码里：\n所有头一起算", "in the code:\nall heads at once"),
+    "weights_title": ("第 {0} 个头的权重 $A_{1}$", "weights $A_{1}$ of head {0}"),
     "key": ("被看的词元（key）", "key (token looked at)"),
     "query": ("提问的词元（query）", "query (token asking)"),
 }
-
-
-def label() -> dict:
-    """A text's background that hides the arrows behind it: the paper's colour."""
-    return {"facecolor": palette()["paper"], "edgecolor": "none", "pad": 1.5}
-
-
-COLORS = {
-    "Q": "#dbe9f6",
-    "K": "#fde2c8",
-    "V": "#d9f0d3",
-    "W": "#f2f2f2",
-    "A": "#ece2f0",
-}
+# the steps of the batched code (section 4.4) and the traced tensor whose shape each gives
+CODE = [
+    ("in_proj(x).chunk(3)", "3 × {Q}"),
+    ("split_heads", "3 × {Q_h}"),
+    ("softmax", "weights {weights}"),
+    ("weights @ V_h", "{heads}"),
+    ("merge_heads", "{merged}"),
+    ("out_proj", "{output}"),
+]
+COLORS = {"Q": "#dbe9f6", "K": "#fde2c8", "V": "#d9f0d3", "W": "#f2f2f2", "A": "#ece2f0"}
+SUB = 13  # text with a subscript ($W_0^Q$): mathtext sets it at 70%, 9 pt
 
 
 def shape_text(shape, letters):
@@ -65,28 +35,15 @@ def shape_text(shape, letters):
     return "(" + ", ".join(letters[s] for s in shape) + f") = {shape}"
 
 
-def box(ax, x, y, w, h, text, color="white", **kw):
-    ax.add_patch(
-        FancyBboxPatch(
-            (x - w / 2, y - h / 2),
-            w,
-            h,
-            boxstyle="round,pad=0.02,rounding_size=0.08",
-            facecolor=color,
-            edgecolor="#555555",
-            linewidth=1,
-        )
-    )
-    ax.text(x, y, text, ha="center", va="center", **{"color": "#222222", **kw})  # boxes stay light
+def box(ax, x, y, w, h, text="", color="#ffffff", edge="#555555", **kw):
+    """A rounded box centred on x, y; it stays light in the dark scheme unless ``color`` is a palette() colour."""
+    style = "round,pad=0,rounding_size=0.06"
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle=style, facecolor=color, edgecolor=edge))
+    ax.text(x, y, text, ha="center", va="center", **{"color": "#222222", "fontsize": SUB, **kw})
 
 
 def arrow(ax, start, end):
-    ax.annotate(
-        "",
-        xy=end,
-        xytext=start,
-        arrowprops={"arrowstyle": "-|>", "color": palette()["muted"], "lw": 0.9},
-    )
+    ax.annotate("", end, start, arrowprops={"arrowstyle": "-|>", "color": palette()["muted"], "lw": 1})
 
 
 @figure("multi-head-flow", "multi_head/multi_head_attention.py")
@@ -97,52 +54,45 @@ def multi_head_flow(ns, lang):
     H, d = mha.num_heads, mha.head_dim
     letters = {B: "B", L: "L", E: "d_model", H: "H", d: "d_k"}
     assert len(letters) == 5, "the example needs five different sizes"
-    per_head = [trace["Q_h"].shape[i] for i in (0, 2, 3)]  # drop the head dimension
-    head_out = [trace["heads"].shape[i] for i in (0, 2, 3)]
 
-    # one data unit = one inch
-    fig = plt.figure(figsize=(8.8, 6.3))
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, 8.8)
-    ax.set_ylim(0, 6.3)
+    # one data unit = one inch, y down; left: head 0 as the formula writes it, the other heads stacked behind it
+    fig = plt.figure(figsize=(5.5, 6.3))
+    ax = fig.add_axes((0, 0, 1, 1), xlim=(0, 5.5), ylim=(6.3, 0))
     ax.axis("off")
-    ax.text(4.4, 6.1, t["title"].format(H=H), ha="center", va="center", fontsize=12)
-
-    left = 6.0  # one column group per head on the left, the code on the right
-    small = {"ha": "center", "va": "center", "fontsize": 9.5}
-    box(ax, left / 2, 5.5, 3.0, 0.36, "X   " + shape_text(trace["X"].shape, letters))
-    group = left / H
-    for h in range(H):
-        cx = group * (h + 0.5)
-        ax.text(cx, 4.98, t["head"].format(h), bbox=label(), zorder=3, **small)
-        for j, role in enumerate("QKV"):
-            x = cx + (j - 1) * 0.58
-            arrow(ax, (left / 2, 5.32), (x, 4.72))
-            box(ax, x, 4.55, 0.5, 0.32, f"$W_{{{h}}}^{role}$", COLORS["W"], fontsize=9)
-            arrow(ax, (x, 4.39), (x, 3.98))
-            box(ax, x, 3.8, 0.5, 0.32, f"${role}_{{{h}}}$", COLORS[role])
-            arrow(ax, (x, 3.64), (cx + (j - 1) * 0.3, 3.02))
-        ax.text(cx, 3.38, shape_text(per_head, letters), bbox=label(), zorder=3, **small)
-        attention = t["attention"].format(h)
-        box(ax, cx, 2.75, 1.8, 0.4, attention, COLORS["A"], fontsize=9.5)
-        ax.text(cx, 2.2, f"$\\mathrm{{head}}_{{{h}}}$\n" + shape_text(head_out, letters), **small)
-        arrow(ax, (cx, 1.97), (left / 2 + (h - (H - 1) / 2) * 0.9, 1.6))
-    concat = t["concat"].format(H - 1) + "   " + shape_text(trace["merged"].shape, letters)
-    box(ax, left / 2, 1.42, 4.8, 0.36, concat, fontsize=9.5)
-    arrow(ax, (left / 2, 1.24), (left / 2, 0.98))
-    box(ax, left / 2, 0.82, 0.7, 0.32, "$W^O$", COLORS["W"])
-    arrow(ax, (left / 2, 0.66), (left / 2, 0.42))
+    cx, card, step = 1.65, 3.0, 0.24  # centre of head 0's card, its width, the offset of each card behind
+    mid = cx + (H - 1) * step / 2  # centre of the stack of cards: X, Concat, W^O and the output
+    centred = {"ha": "center", "va": "center"}
+    box(ax, mid, 0.25, 2.7, 0.36, "X   " + shape_text(trace["X"].shape, letters), fontsize=11)
+    for h in reversed(range(H)):
+        x, top = cx + h * step, 1.25 - h * step
+        box(ax, x, top + 1.45, card, 2.9, color=palette()["paper"], edge=palette()["muted"])
+        ax.text(x + card / 2 - 0.08, top + 0.14, t["head"].format(h), ha="right", va="center")
+    for j, role in enumerate("QKV"):
+        x = cx + (j - 1) * 0.8
+        arrow(ax, (mid, 0.43), (x, 1.56))
+        box(ax, x, 1.75, 0.55, 0.38, f"$W_0^{role}$", COLORS["W"])
+        arrow(ax, (x, 1.94), (x, 2.26))
+        box(ax, x, 2.45, 0.55, 0.38, f"${role}_0$", COLORS[role])
+        arrow(ax, (x, 2.64), (cx + (j - 1) * 0.4, 2.93))
+    box(ax, cx, 3.15, 2.5, 0.44, t["attention"].format(0), COLORS["A"])
+    arrow(ax, (cx, 3.37), (cx, 3.56))
+    ax.text(cx, 3.7, "$\\mathrm{head}_0$", fontsize=SUB, **centred)
+    ax.text(cx, 3.97, shape_text([trace["heads"].shape[i] for i in (0, 2, 3)], letters), **centred)
+    arrow(ax, (mid, 4.15), (mid, 4.4))
+    box(ax, mid, 4.6, 2.6, 0.4, t["concat"].format(H - 1))
+    ax.text(mid, 4.95, shape_text(trace["merged"].shape, letters), **centred)
+    arrow(ax, (mid, 5.1), (mid, 5.3))
+    box(ax, mid, 5.48, 0.7, 0.36, "$W^O$", COLORS["W"])
+    arrow(ax, (mid, 5.66), (mid, 5.88))
     output = t["output"] + "   " + shape_text(trace["output"].shape, letters)
-    ax.text(left / 2, 0.28, output, ha="center", va="center", fontsize=9.5)
+    ax.text(mid, 6.05, output, **centred)
 
     # right: the same steps as the code runs them, all heads in one tensor
-    cx = (left + 8.8) / 2 + 0.05
-    ax.text(cx, 4.98, t["code"], **small)
-    ax.plot([left + 0.1, left + 0.1], [0.2, 5.15], color=palette()["rule"], lw=0.8, ls="--")
-    steps = ["Q", "Q_h", "weights", "heads", "merged", "output"]
-    shapes = {k: tuple(trace[k].shape) for k in steps}
-    for y, row in zip([4.55, 3.8, 2.75, 2.2, 1.42, 0.82], t["code_rows"], strict=True):
-        ax.text(cx, y, row.format(**shapes), **small)
+    ax.plot([3.85, 3.85], [0.1, 6.2], color=palette()["rule"], lw=0.8, ls="--")
+    ax.text(3.95, 0.25, t["code"], va="center")
+    shapes = {k: tuple(trace[k].shape) for k in ["Q", "Q_h", "weights", "heads", "merged", "output"]}
+    for y, (code, shape) in zip([1.75, 2.45, 3.15, 3.82, 4.6, 5.48], CODE, strict=True):
+        ax.text(3.95, y, code + "\n" + shape.format(**shapes), va="center", linespacing=1.4)
     return fig
 
 
@@ -150,13 +100,12 @@ def multi_head_flow(ns, lang):
 def head_weights(ns, lang):
     t = words(TEXT, lang)
     weights = [w.cpu() for w in ns["weights"]]
-    L = weights[0].shape[0]
-    tokens = [t["token"].format(i) for i in range(L)]
-    fig, axes = plt.subplots(1, len(weights), figsize=(3.6 * len(weights), 3.5))
+    tokens = range(len(weights[0]))
+    fig, axes = plt.subplots(1, len(weights), figsize=(5.8, 3.3), sharey=True)
     for h, (ax, w) in enumerate(zip(axes, weights, strict=True)):
         heatmap(ax, w, tokens, tokens, cmap="Purples", vmin=0, vmax=1)
         ax.set_title(t["weights_title"].format(h, h))
         ax.set_xlabel(t["key"])
-        ax.set_ylabel(t["query"])
+    axes[0].set_ylabel(t["query"])
     fig.tight_layout()
     return fig

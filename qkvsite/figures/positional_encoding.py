@@ -1,7 +1,5 @@
 """Chapter 6 figures, drawn from snippets/positional_encoding/*.py."""
 
-import math
-
 import matplotlib.pyplot as plt
 from matplotlib.colors import SymLogNorm
 
@@ -11,34 +9,36 @@ from qkvsite.figures import figure, palette, words
 TEXT = {
     "position": ("位置 pos", "position pos"),
     "dimension": ("维度", "dimension"),
-    "pe_title": ("正弦位置编码 PE（{} 个位置 × {} 维）", "Sinusoidal positional encoding PE ({} positions × {} dims)"),
+    "pe_title": ("正弦位置编码 PE（{} 个位置 × {} 维）", "Positional encoding PE ({} positions × {} dims)"),
     "columns_title": ("PE 的几列：频率从高到低", "A few columns of PE: from fast to slow"),
-    "column": ("维度 {}", "dimension {}"),
     "gram_title": "$\\mathrm{PE}(i) \\cdot \\mathrm{PE}(j)$",
-    "p": "i",
-    "q": "j",
     "offset": ("偏移 $k = j - i$", "offset $k = j - i$"),
     "dot": "$\\mathrm{PE}(i) \\cdot \\mathrm{PE}(i + k)$",
     "curves_title": ("固定 i，沿着 k 画：三条线重合", "Fix i, plot along k: three curves, one line"),
     "from_p": "$i = {}$",
-    "rope_grid_title": ("RoPE：q 放在 i，k 放在 j，$q_i \\cdot k_j$", "RoPE: q placed at i, k at j, $q_i \\cdot k_j$"),
+    "rope_grid_title": ("RoPE：q 放在 i，k 放在 j", "RoPE: q placed at i, k at j"),
     "m": ("查询位置 i", "query position i"),
     "n": ("键位置 j", "key position j"),
-    "rope_offset_title": ("同一组 q、k：分数只随 $i - j$ 变化", "The same q and k: the score follows $i - j$ only"),
-    "m_minus_n": "$i - j$",
-    "score": "$q_i \\cdot k_j$",
+    "rope_offset_title": ("分数只随 $i - j$ 变化", "The score follows $i - j$ only"),
+    "score": "$q \\cdot k$",
     "not_symmetric": ("$i - j = \\pm {}$：{:+.4f} 与 {:+.4f}", "$i - j = \\pm {}$: {:+.4f} and {:+.4f}"),
-    "head": ("头 {}：斜率 {}", "head {}: slope {}"),
-    "alibi_title": (
-        "ALiBi：每个头加在分数上的偏置（{} 个位置，右上角 = $-\\infty$）",
-        "ALiBi: the bias each head adds to its scores ({} positions, $-\\infty$ above the diagonal)",
-    ),
+    "slope": ("斜率 1/{}", "slope 1/{}"),
+    "alibi_title": ("ALiBi：每个头的偏置（斜线 = $-\\infty$）", "ALiBi: each head's bias (hatched: $-\\infty$)"),
     "query": ("查询 i", "query i"),
     "key": ("键 j", "key j"),
-    "future": "$-\\infty$",
 }
 
 SINUSOIDAL = "positional_encoding/sinusoidal.py"
+
+
+def _matrix_above(values, title, xlabel, ylabel, **style):
+    """A heatmap of ``values`` with its colour bar above an empty panel; returns the figure and that panel."""
+    fig, (ax_m, ax) = plt.subplots(2, 1, figsize=(5.8, 7.2), height_ratios=[1.15, 1], layout="constrained")
+    fig.colorbar(ax_m.imshow(values, interpolation="nearest", **style), ax=ax_m)
+    ax_m.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax_m.locator_params(integer=True)
+    ax.grid(True, alpha=0.3)
+    return fig, ax
 
 
 @figure("pe-sinusoid", SINUSOIDAL)
@@ -46,20 +46,12 @@ def sinusoid_matrix(ns, lang):
     t = words(TEXT, lang)
     pe = ns["pe"].cpu().numpy()
     length, d = pe.shape
-    fig, (ax_m, ax_c) = plt.subplots(1, 2, figsize=(10.0, 4.4), width_ratios=[1, 1.25])
-    image = ax_m.imshow(pe, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-    ax_m.set_xlabel(t["dimension"])
-    ax_m.set_ylabel(t["position"])
-    ax_m.set_title(t["pe_title"].format(length, d), fontsize=10)
-    fig.colorbar(image, ax=ax_m, fraction=0.05)
+    title = t["pe_title"].format(length, d)
+    fig, ax = _matrix_above(pe, title, t["dimension"], t["position"], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
     for column, color in zip([2, 6, 12, 20], ["tab:red", "tab:orange", "tab:green", "tab:blue"], strict=True):
-        ax_c.plot(range(length), pe[:, column], color=color, label=t["column"].format(column))
-    ax_c.set_xlabel(t["position"])
-    ax_c.set_ylim(-1.15, 1.6)
-    ax_c.set_title(t["columns_title"], fontsize=10)
-    ax_c.legend(loc="upper center", ncols=4, fontsize=8, frameon=False)
-    ax_c.grid(True, alpha=0.3)
-    fig.tight_layout()
+        ax.plot(range(length), pe[:, column], color=color, label=column)
+    ax.set(xlabel=t["position"], title=t["columns_title"], ylim=(-1.15, 2.1))
+    ax.legend(title=t["dimension"], loc="upper center", ncols=4)
     return fig
 
 
@@ -67,24 +59,14 @@ def sinusoid_matrix(ns, lang):
 def dot_product(ns, lang):
     t = words(TEXT, lang)
     G = ns["G"].cpu().numpy()
-    length = G.shape[0]
-    fig, (ax_g, ax_k) = plt.subplots(1, 2, figsize=(10.0, 4.2), width_ratios=[1, 1.3])
-    image = ax_g.imshow(G, cmap="viridis", aspect="equal", interpolation="nearest")
-    ax_g.set_xlabel(t["q"])
-    ax_g.set_ylabel(t["p"])
-    ax_g.set_title(t["gram_title"], fontsize=10)
-    fig.colorbar(image, ax=ax_g, fraction=0.046)
+    fig, ax = _matrix_above(G, t["gram_title"], "j", "i", cmap="viridis")
     styles = [(0, "-", "tab:blue", 5), (20, "--", "tab:orange", 3), (40, ":", palette()["ink"], 2)]
     for p, style, color, width in styles:
-        offsets = [q - p for q in range(length)]
-        ax_k.plot(offsets, G[p], style, color=color, lw=width, label=t["from_p"].format(p))
-    ax_k.set_xlabel(t["offset"])
-    ax_k.set_ylabel(t["dot"])
-    ax_k.set_title(t["curves_title"], fontsize=10)
-    ax_k.axvline(0, color=palette()["muted"], lw=0.8)
-    ax_k.legend(loc="upper right", fontsize=9)
-    ax_k.grid(True, alpha=0.3)
-    fig.tight_layout()
+        offsets = [q - p for q in range(len(G))]
+        ax.plot(offsets, G[p], style, color=color, lw=width, label=t["from_p"].format(p))
+    ax.set(xlabel=t["offset"], ylabel=t["dot"], title=t["curves_title"])
+    ax.axvline(0, color=palette()["muted"], lw=0.8)
+    ax.legend(loc="upper right")
     return fig
 
 
@@ -92,34 +74,17 @@ def dot_product(ns, lang):
 def rope_scores(ns, lang):
     t = words(TEXT, lang)
     grid, offsets, by_offset = ns["grid"].numpy(), ns["offsets"], ns["by_offset"]
-    fig, (ax_g, ax_o) = plt.subplots(1, 2, figsize=(10.0, 4.2), width_ratios=[1, 1.3])
     lim = float(abs(grid).max())
-    image = ax_g.imshow(grid, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="equal", interpolation="nearest")
-    ax_g.set_xlabel(t["n"])
-    ax_g.set_ylabel(t["m"])
-    ax_g.set_title(t["rope_grid_title"], fontsize=10)
-    fig.colorbar(image, ax=ax_g, fraction=0.046)
-    ax_o.plot(offsets, by_offset, "o-", color="tab:purple", ms=3)
+    fig, ax = _matrix_above(grid, t["rope_grid_title"], t["n"], t["m"], cmap="RdBu_r", vmin=-lim, vmax=lim)
+    ax.plot(offsets, by_offset, "o-", color="tab:purple", ms=3)
     k = 3
     plus, minus = by_offset[offsets.index(k)], by_offset[offsets.index(-k)]
-    ax_o.plot([k, -k], [plus, minus], "o", color="tab:red", ms=7)
-    ax_o.text(
-        0.03,
-        0.96,
-        t["not_symmetric"].format(k, plus, minus),
-        transform=ax_o.transAxes,
-        va="top",
-        fontsize=9,
-        color="tab:red",
-        bbox={"facecolor": palette()["paper"], "edgecolor": palette()["rule"]},
-    )
-    ax_o.set_ylim(top=ax_o.get_ylim()[1] + 0.6)
-    ax_o.axvline(0, color=palette()["muted"], lw=0.8)
-    ax_o.set_xlabel(t["m_minus_n"])
-    ax_o.set_ylabel(t["score"])
-    ax_o.set_title(t["rope_offset_title"], fontsize=10)
-    ax_o.grid(True, alpha=0.3)
-    fig.tight_layout()
+    ax.plot([k, -k], [plus, minus], "o", color="tab:red", ms=7)
+    note = t["not_symmetric"].format(k, plus, minus)
+    ax.text(0.02, 0.96, note, transform=ax.transAxes, va="top", color="tab:red", backgroundcolor=palette()["paper"])
+    ax.set_ylim(top=ax.get_ylim()[1] + 0.7)
+    ax.axvline(0, color=palette()["muted"], lw=0.8)
+    ax.set(xlabel="$i - j$", ylabel=t["score"], title=t["rope_offset_title"])
     return fig
 
 
@@ -127,33 +92,27 @@ def rope_scores(ns, lang):
 def alibi_bias(ns, lang):
     t = words(TEXT, lang)
     bias, slopes = ns["figure_bias"].cpu(), ns["figure_slopes"].tolist()
-    heads, length, _ = bias.shape
-    finite = bias.masked_fill(bias.isinf(), float("nan"))  # -inf drawn as a hatched cell
-    low = float(bias[bias.isfinite()].min())
-    cols = 4
-    rows = math.ceil(heads / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(9.0, 2.4 * rows + 0.6), layout="constrained")
+    length = bias.shape[1]
+    finite = bias.masked_fill(bias.isinf(), float("nan"))  # -inf drawn as a hatched staircase
+    future = [(i + 0.5, i + d) for i in range(length - 1) for d in (-0.5, 0.5)]
+    future += [(length - 0.5, length - 1.5), (length - 0.5, -0.5)]
+    fig, axes = plt.subplots(2, 4, figsize=(5.8, 3.9), sharex=True, sharey=True, layout="constrained")
     cmap = plt.get_cmap("Blues_r").with_extremes(bad="none")  # the axes' paper shows through
     # one colour scale for every head, logarithmic beyond -0.01: the small slopes' biases still show
-    norm = SymLogNorm(linthresh=0.01, vmin=low, vmax=0)
+    norm = SymLogNorm(linthresh=0.01, vmin=float(bias[bias.isfinite()].min()), vmax=0)
     for h, ax in enumerate(axes.flat):
-        image = ax.imshow(finite[h].numpy(), cmap=cmap, norm=norm, aspect="equal", interpolation="nearest")
-        for i in range(length):
-            for j in range(i + 1, length):
-                ax.add_patch(
-                    plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec=palette()["rule"], lw=0)
-                )
-        corner = float(bias[h, length - 1, 0])  # the farthest key of the last query
-        ink = "white" if norm(corner) < 0.5 else "black"  # on a dark cell, white
-        ax.text(0, length - 1, f"{corner:.2f}", ha="left", va="center", fontsize=9, color=ink)
-        ax.set_title(t["head"].format(h, f"1/{round(1 / slopes[h])}"), fontsize=12)
-        ax.set_xticks(range(0, length, 2))
-        ax.set_yticks(range(0, length, 2))
-        ax.tick_params(labelsize=10, length=0)
-        if h % cols == 0:
-            ax.set_ylabel(t["query"], fontsize=11)
-        if h // cols == rows - 1:
-            ax.set_xlabel(t["key"], fontsize=11)
-    fig.suptitle(t["alibi_title"].format(length), fontsize=12)
-    fig.colorbar(image, ax=axes, fraction=0.02, pad=0.01)
+        image = ax.imshow(finite[h].numpy(), cmap=cmap, norm=norm, interpolation="nearest")
+        ax.add_patch(plt.Polygon(future, fill=False, hatch="///", ec=palette()["rule"], lw=0))
+        corner = float(bias[h, length - 1, 0])  # the farthest key of the last query; on a dark cell, white
+        ax.text(
+            0, length - 1, f"{corner:.2f}", va="center", fontsize=9, color="white" if norm(corner) < 0.5 else "black"
+        )
+        ax.set_title(t["slope"].format(round(1 / slopes[h])))
+        ax.set_xticks(range(0, length, 3))
+        ax.tick_params(length=0)
+    axes[0, 0].set_yticks(range(0, length, 3))
+    fig.supxlabel(t["key"])
+    fig.supylabel(t["query"])
+    fig.suptitle(t["alibi_title"])
+    fig.colorbar(image, ax=axes, format="{x:g}")
     return fig

@@ -1,10 +1,12 @@
 """Chapter 5 figure: splitting heads the right way and the wrong way."""
 
-import matplotlib.pyplot as plt
-from matplotlib.colors import ListedColormap
-from matplotlib.patches import Patch
+import itertools
 
-from qkvsite.figures import figure, words
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.colors import ListedColormap
+
+from qkvsite.figures import figure, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -14,59 +16,37 @@ TEXT = {
     "head": ("头 {}", "head {}"),
     "token": ("词元{}", "token {}"),
     "row": ("第 {} 行", "row {}"),
-    "feature": ("特征{}", "feat. {}"),
-    "legend": ("格子的颜色 = 这个数来自哪个词元", "cell colour = the token the number came from"),
 }
 
-TOKEN_COLORS = ["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1"]
-
-
-def _grid(ax, values, E, row_labels, col_labels, title):
-    """Cells coloured by the token each number came from (value // E)."""
-    values = values.tolist()
-    tokens = [[v // E for v in row] for row in values]
-    cmap = ListedColormap(TOKEN_COLORS)
-    ax.imshow(tokens, cmap=cmap, vmin=0, vmax=len(TOKEN_COLORS) - 1, aspect="equal")
-    for i, row in enumerate(values):
-        for j, v in enumerate(row):
-            ax.text(j, i, str(v), ha="center", va="center")
-    ax.set_xticks(range(len(col_labels)), col_labels, fontsize=9)
-    ax.set_yticks(range(len(row_labels)), row_labels)
-    ax.tick_params(length=0)
-    ax.set_title(title, fontsize=10)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+# a cell's colour: the token its number came from, i.e. the row of x it sits in
+TOKEN_COLORS = ListedColormap(["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1"])
 
 
 @figure("split-heads", "shapes/view_and_reshape.py")
 def split_heads(ns, lang):
     t = words(TEXT, lang)
     x, right, wrong = ns["x"][0].cpu(), ns["right"][0].cpu(), ns["wrong"][0].cpu()
-    L, E = x.shape
-    H, _, d = right.shape
+    L, d_model = x.shape
+    H, _, d_k = right.shape
     tokens = [t["token"].format(i) for i in range(L)]
-    rows = [t["row"].format(i) for i in range(L)]
-    fig, axes = plt.subplots(1, 1 + 2 * H, figsize=(9.0, 2.9), width_ratios=[E] + [d] * (2 * H))
-    features = [t["feature"].format(k) for k in range(E)]
-    _grid(axes[0], x, E, tokens, features, t["x"].format(L, E))
-    for h in range(H):
-        head = t["head"].format(h)
-        _grid(axes[1 + h], right[h], E, tokens, features[h * d : (h + 1) * d], head)
-        _grid(axes[1 + H + h], wrong[h], E, rows, [""] * d, head)
-    fig.legend(
-        handles=[Patch(color=TOKEN_COLORS[i], label=tokens[i]) for i in range(L)],
-        loc="lower center",
-        ncol=L,
-        title=t["legend"],
-        bbox_to_anchor=(0.5, -0.15),
-        frameon=False,
-    )
+    heads = ([(h + 0.5) * d_k - 0.5 for h in range(H)], [t["head"].format(h) for h in range(H)])
+    fig, axes = plt.subplots(3, 1, figsize=(3.6, 6.0))
+    # x above the heads of each split, side by side: head h under the columns of x it should take
+    for ax, values, rows, cols, title in (
+        (axes[0], x, tokens, ([], []), t["x"].format(L, d_model)),
+        (axes[1], torch.cat(list(right), dim=1), tokens, heads, t["right"]),
+        (axes[2], torch.cat(list(wrong), dim=1), [t["row"].format(i) for i in range(L)], heads, t["wrong"]),
+    ):
+        ax.imshow((values // d_model).numpy(), cmap=TOKEN_COLORS, vmin=0, vmax=TOKEN_COLORS.N - 1)
+        for i, row in enumerate(values.tolist()):
+            for j, v in enumerate(row):
+                ax.text(j, i, str(v), ha="center", va="center", color="black")  # on light cells in every scheme
+        ax.set_xticks(*cols)
+        ax.set_yticks(range(L), rows)
+        ax.tick_params(length=0, top=True, labeltop=True, bottom=False, labelbottom=False)
+        ax.set_title(title)
+        ax.spines[:].set_visible(False)
+    for ax, h in itertools.product(axes[1:], range(1, H)):  # a gap between the heads
+        ax.axvline(h * d_k - 0.5, color=palette()["paper"], lw=4)
     fig.tight_layout()
-    fig.subplots_adjust(top=0.8)
-    for label, group in [("right", axes[1 : 1 + H]), ("wrong", axes[1 + H :])]:
-        for ax in group:
-            ax.apply_aspect()  # positions after aspect="equal" shrank the axes
-        first, last = group[0].get_position(), group[-1].get_position()
-        x = (first.x0 + last.x1) / 2
-        fig.text(x, first.y1 + 0.14, t[label], ha="center", fontsize=10.5)
     return fig
