@@ -1,5 +1,6 @@
 """Formulas: LaTeX in the pages, MathML in the HTML (qkvsite.hooks.math), readable TOC labels and anchors."""
 
+import functools
 import json
 import re
 from html import unescape
@@ -68,9 +69,9 @@ def test_the_search_index_holds_text_not_mathml(site):
 @pytest.mark.parametrize(
     "tex, text",
     [
-        (r"$\operatorname{softmax}(Q K^\top / \sqrt{d_k})\, V$", "softmax(Q Kᵀ / √d_k) V"),
-        (r"$d_{\text{model}} \times d_k$", "d_model × d_k"),
-        (r"$W_i^Q$ and $\sum_j A[i, j] \cdot V[j]$", "W_i^Q and Σ_j A[i, j] · V[j]"),
+        (r"$\operatorname{softmax}(Q K^\top / \sqrt{d_k})\, V$", "softmax(Q Kᵀ / √dₖ) V"),
+        (r"$d_{\text{model}} \times d_k$", "d_model × dₖ"),
+        (r"$W_i^O$ and $\sum_j A[i, j] \cdot V[j]$", "Wᵢᴼ and Σⱼ A[i, j] · V[j]"),
         (r"$L \neq S$, $m - n = \pm 3$, $\exp(-\infty) = 0$", "L ≠ S, m − n = ± 3, exp(−∞) = 0"),
     ],
 )
@@ -89,8 +90,35 @@ def test_a_heading_label_reads_its_formula_and_keeps_the_anchor_its_text_gave_it
     shared = re.findall(r"\{ ?#([\w-]+)", other.read_text(encoding="utf-8"))
     for text, anchor, label in ATTRIBUTED.findall(Page(page).body):
         straight = lambda s: s.replace("“", '"').replace("”", '"')  # noqa: E731 (a label may use either quotes)
-        assert straight(plain(text).replace("`", "")) == straight(label), text
-        assert anchor == SLUGIFY(label, "-") or anchor in shared, (anchor, label)
+        text = plain(text).replace("`", "")
+        # a script Unicode lacks (W^Q, L_q) stays TeX in plain text: such a label says it in words
+        assert straight(text) == straight(label) or (TEX_LEFT.search(text) and not TEX_LEFT.search(label)), text
+        assert anchor == SLUGIFY(TEX_WAS(text), "-") or anchor in shared, (anchor, label)
+
+
+TEX_LEFT = re.compile(r"\b\w[_^]\w\b")  # d_k, W^O; not a name such as d_model or is_causal
+SCRIPTS = str.maketrans("ₖᵢⱼᴼᴷⱽ", "kijOKV")
+
+
+def TEX_WAS(text: str) -> str:  # noqa: N802
+    """A label as the pages wrote it before formulas had Unicode scripts: its anchor was made from this text."""
+    return re.sub(r"(\w)([ₖᵢⱼ])", r"\1_\2", re.sub(r"(\w)([ᴼᴷⱽ])", r"\1^\2", text)).translate(SCRIPTS)
+
+
+@pytest.mark.parametrize("lang", config.languages())
+def test_tables_of_contents_titles_and_search_results_hold_no_tex(site, lang):
+    titles = []
+    for page in (site / config.url_prefix(lang)).rglob("index.html"):
+        text = page.read_text(encoding="utf-8")
+        titles += re.findall(r"<title>(.*?)</title>", text) + re.findall(r'md-ellipsis">\s*(.*?)\s*</span>', text, re.S)
+    index = json.loads((site / config.url_prefix(lang) / "search" / "search_index.json").read_text(encoding="utf-8"))
+    titles += [doc["title"] for doc in index["docs"]]
+    # a heading's code span (`d_k ** 0.5`) is Python, not TeX; a table of contents shows it without <code>
+    code = {span for page in PAGES for span in re.findall(r"^#.*?`([^`]+)`", page.read_text(encoding="utf-8"), re.M)}
+    titles = [re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", "", title)) for title in titles]
+    titles = [functools.reduce(lambda title, span: title.replace(span, ""), code, title) for title in titles]
+    assert len(titles) > 300
+    assert not [title for title in titles if TEX_LEFT.search(title) or "\\" in title or "$" in title]
 
 
 # --- what readers see: no raw formula left ---------------------------------------------------------------------
@@ -133,10 +161,10 @@ def test_a_notebook_keeps_its_formulas_as_tex_and_its_page_typesets_them(site, c
 def test_link_previews_and_search_results_read_formulas_as_text(site):
     page = (site / "en" / "scaled-dot-product" / "index.html").read_text(encoding="utf-8")
     (description,) = re.findall(r'<meta name="description" content="([^"]*)"', page)
-    assert "√d_k" in unescape(description) and "$" not in description
+    assert "√dₖ" in unescape(description) and "$" not in description
     index = json.loads((site / "en" / "search" / "search_index.json").read_text(encoding="utf-8"))
     titles = [doc["title"] for doc in index["docs"]]
-    assert "3.3 Step 2: divide by √d_k" in titles
+    assert "3.3 Step 2: divide by √dₖ" in titles
 
 
 # --- figures: mathtext --------------------------------------------------------------------------------------------

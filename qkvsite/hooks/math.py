@@ -12,9 +12,9 @@ A heading with a formula gives itself a readable TOC label and a stable anchor,
 ``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
 Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on
 this site (mkdocs-jupyter leaves the TeX in the Markdown cells) are typeset here too.
-Where only plain text fits (a description in ``<meta>``, the search index, a
-notebook page's table of contents), ``plain`` and ``plain_html`` write a formula in
-Unicode, as the pages wrote it before: X Xᵀ, √d_k, W^Q.
+Where only text fits (the search index, a notebook page's table of contents, a
+description in ``<meta>``), ``plain_tex`` writes a formula in Unicode: X Xᵀ, √dₖ, Wᴼ;
+a script Unicode lacks (W^Q, L_q) is ``<sup>``/``<sub>`` where HTML goes, else as TeX.
 """
 
 import html
@@ -83,7 +83,7 @@ def plain_formulas(content: str) -> str:
 
     def plain_element(element: str, tex: str) -> str:
         tex = html.unescape(tex).strip()
-        text = html.escape(plain_tex(tex), quote=False)
+        text = plain_tex(tex, markup=True)
         return f'<{element} class="arithmatex" data-tex="{html.escape(tex, quote=True)}">{text}</{element}>'
 
     content = DISPLAY.sub(lambda m: plain_element("div", m[1]), content)
@@ -117,30 +117,42 @@ SYMBOLS.update(quad=" ", left="", right="")  # \exp, \sin, \max...: their names
 ARGUMENT = r"\{((?:[^{}]|\{[^{}]*\})*)\}"
 WRAPPERS = re.compile(r"\\(?:operatorname|text|texttt|mathrm|mathit|mathbf)" + ARGUMENT)
 SQRT = re.compile(r"\\sqrt" + ARGUMENT)
-SCRIPT = re.compile(r"([_^])" + ARGUMENT)
+SCRIPT = re.compile(r"([_^])(?:" + ARGUMENT + r"|(\w))")
+SCRIPTS = {"_": "0123456789aehijklmnoprstuvx+−=()", "^": "0123456789ABDEGHIJKLMNOPRTUVWin+−=()"}
+UNICODE = {"_": "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ₊₋₌₍₎", "^": "⁰¹²³⁴⁵⁶⁷⁸⁹ᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂⁱⁿ⁺⁻⁼⁽⁾"}
 FRAC = re.compile(r"\\frac" + ARGUMENT + ARGUMENT)
 
 
-def plain_tex(tex: str) -> str:
-    """One formula in plain Unicode text, the way the pages wrote it before they had MathML: √d_k, X Xᵀ, W^Q."""
-    text = WRAPPERS.sub(lambda m: m[1], tex)
-    text = re.sub(r"\^\\top(?![A-Za-z])|\^\{\\top\}", "ᵀ", text)
-    text = SCRIPT.sub(lambda m: m[1] + m[2], text)  # d_{model} -> d_model
+def _script(mark: str, body: str, markup: bool) -> str:
+    """A sub- or superscript in Unicode (ₖ, ᴼ); else (a word, d_model; a letter Unicode lacks, W^Q) as TeX, or as
+    ``<sub>``/``<sup>`` in ``markup``."""
+    if all(c in SCRIPTS[mark] for c in body):
+        return body.translate(str.maketrans(SCRIPTS[mark], UNICODE[mark]))
+    if markup and not (len(body) > 1 and body.isalpha()):
+        return f"<sub>{body}</sub>" if mark == "_" else f"<sup>{body}</sup>"
+    return mark + body
+
+
+def plain_tex(tex: str, markup: bool = False) -> str:
+    """One formula as text: √dₖ, X Xᵀ, d_model × dₖ, Wᴼ; W^Q (W<sup>Q</sup> with ``markup``, which returns HTML)."""
+    text = WRAPPERS.sub(lambda m: m[1], html.escape(tex, quote=False) if markup else tex)
+    text = re.sub(r"\^\\top(?![A-Za-z])|\^\{\\top\}", "ᵀ", text).replace("-", "−")
+    text = SCRIPT.sub(lambda m: _script(m[1], m[2] if m[2] is not None else m[3], markup), text)
     text = FRAC.sub(lambda m: f"{_group(m[1])}/{_group(m[2])}", text)
     text = SQRT.sub(lambda m: "√" + _group(m[1]), text)
     text = re.sub(r"\\([A-Za-z]+)", lambda m: SYMBOLS.get(m[1], m[1]), text)
     text = re.sub(r"\\[,;! ]", " ", text).replace("\\{", "{").replace("\\}", "}")
-    text = text.replace("{", "").replace("}", "").replace("-", "−")
+    text = text.replace("{", "").replace("}", "")
     return re.sub(r" {2,}", " ", text).strip()
 
 
 def _group(tex: str) -> str:
-    return tex if re.fullmatch(r"\w+(_\w+)?", tex) else f"({tex})"
+    return tex if re.fullmatch(r"\w+", tex) else f"({tex})"
 
 
-def plain(text: str) -> str:
-    """Text with each ``$...$`` formula in it written as plain Unicode text."""
-    return TEX.sub(lambda m: plain_tex(m[1] if m[1] is not None else m[2]), text)
+def plain(text: str, markup: bool = False) -> str:
+    """Text with each ``$...$`` formula in it written as text (``plain_tex``)."""
+    return TEX.sub(lambda m: plain_tex(m[1] if m[1] is not None else m[2], markup), text)
 
 
 def plain_html(content: str) -> str:
@@ -152,6 +164,6 @@ def typeset_page(content: str, page) -> str:
     """A page's formulas as MathML; a notebook page's table of contents reads them as plain text."""
     if page.file.src_uri.endswith(".ipynb"):
         for item in toc_items(page.toc):
-            item.title = plain(item.title)
+            item.title = plain(item.title, markup=True)
         return typeset_notebook(content)
     return typeset(content)
