@@ -68,7 +68,7 @@ class Site(BasePlugin):
         return verification.add_records(markdown, page, config, self.pages)
 
     def on_page_content(self, html, page, config, files):
-        html = math.plain_formulas(html)  # what the search index and the page's description read
+        html = math.plain_formulas(notebooks.without_dead_style(html, page))  # what search and descriptions read
         search.leave_out_notebook_page(page)
         social.describe_page(html, page, config)
         return sources.link_titles(html, page)

@@ -152,6 +152,13 @@ def edit_the_chapter_page(page) -> None:
         page.edit_url = page.edit_url.rsplit("/docs/", 1)[0] + f"/docs/{chapter}.md"
 
 
+def without_dead_style(html: str, page) -> str:
+    """A notebook page without the <style> mkdocs-jupyter appends to it: nbconvert's Pygments CSS written as a
+    Python list (its repr), so every rule of it is dead CSS. The cells are highlighted in Material's colours."""
+    body, style, css = html.rpartition("<style>")
+    return body.rstrip() if style and page.file.src_uri.endswith(".ipynb") and css.lstrip().startswith("['") else html
+
+
 def finish(config) -> None:
     """After the last pass: vouch for the renderings mkdocs-jupyter kept, and drop the entries no pass used."""
     for lang in site.languages():
