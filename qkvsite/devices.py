@@ -20,43 +20,15 @@ import torch
 # ATen operation. tests/test_build.py fails with a clear message if it moves or changes.
 from torch.utils._python_dispatch import TorchDispatchMode
 
-# ops that move, copy, create or read data without computing on it
-DATA = {
-    "_copy_from",
-    "_copy_from_and_resize",
-    "_local_scalar_dense",
-    "_to_copy",
-    "alias",
-    "arange",
-    "cat",
-    "clone",
-    "copy_",
-    "detach",
-    "empty",
-    "empty_like",
-    "empty_strided",
-    "eye",
-    "fill_",
-    "full",
-    "full_like",
-    "lift_fresh",
-    "lift_fresh_copy",
-    "linspace",
-    "new_empty",
-    "new_empty_strided",
-    "new_full",
-    "new_ones",
-    "new_zeros",
-    "ones",
-    "ones_like",
-    "resize_",
-    "scalar_tensor",
-    "set_",
-    "stack",
-    "zero_",
-    "zeros",
-    "zeros_like",
-}
+# ops that move, copy, create or read data without computing on it (ATen names)
+DATA = set(
+    """
+    _copy_from _copy_from_and_resize _local_scalar_dense _to_copy alias arange cat clone copy_ detach empty
+    empty_like empty_strided eye fill_ full full_like lift_fresh lift_fresh_copy linspace new_empty
+    new_empty_strided new_full new_ones new_zeros ones ones_like resize_ scalar_tensor set_ stack zero_
+    zeros zeros_like
+    """.split()
+)
 
 
 def _tensors(tree) -> list[torch.Tensor]:

@@ -1,10 +1,10 @@
 """Which figures there are and their drawings in the cache, known without importing matplotlib.
 
 Every figure is declared in a module of ``qkvsite/figures/`` as ``@figure("<name>", "<example>")``, its example
-a path under ``snippets/`` (a string, or a module-level name bound to one). ``registered`` reads those
+a path under ``snippets/`` (a string, or a module-level name bound to one). ``declared`` reads those
 declarations from the modules' source, so a build that finds every drawing cached imports neither matplotlib
 nor torch. A drawing is an entry of ``Cache("figures")`` under a key of everything that can change it
-(``cache_key``); ``qkvsite.figures`` draws the missing ones.
+(``Drawings.keys``); ``qkvsite.figures`` draws the missing ones.
 """
 
 from __future__ import annotations
@@ -49,17 +49,8 @@ def _declarations(module: Path) -> dict[str, tuple[str, bool]]:
     return found
 
 
-def registered() -> dict[str, tuple[str, Path]]:
-    """Every figure: its name -> (example, module file), read from the figure modules' source."""
-    return {name: (example, module) for name, (example, module, _) in _registry().items()}
-
-
-def measured() -> set[str]:
-    """The figures that show what was measured on the machine that drew them (times)."""
-    return {name for name, (_, _, on_this_machine) in _registry().items() if on_this_machine}
-
-
-def _registry() -> dict[str, tuple[str, Path, bool]]:
+def declared() -> dict[str, tuple[str, Path, bool]]:
+    """Every figure: its name -> (example, module file, whether it shows times measured where it is drawn)."""
     figures = {}
     for module in sorted(MODULES.glob("*.py")):
         for name, (example, on_this_machine) in _declarations(module).items():
@@ -87,14 +78,9 @@ def snippet_sources(example: str) -> list[Path]:
     return sorted(seen)
 
 
-def cache_key(name: str, example: str, module: Path, lang: str, scheme: str = "light", measured: bool = False) -> str:
-    """Everything that can change figure ``name`` (drawn by ``module`` from ``example``) in ``lang`` and ``scheme``:
-    the drawing code, the example and what it imports, matplotlib, torch and the device the example computes on;
-    for a figure of ``measured`` times, the machine too."""
-    return key(name, lang, scheme, _sources_key(example, module), machine() if measured else "")
-
-
-def _sources_key(example: str, module: Path) -> str:
+def sources_key(example: str, module: Path) -> str:
+    """Everything but the language, scheme and machine that can change a figure drawn by ``module`` from ``example``:
+    the drawing code, the example and what it imports, matplotlib, torch and the device the example computes on."""
     sources = [MODULES / "__init__.py", module, *snippet_sources(example), RECORDS]
     return key(versions("matplotlib", "torch"), example_device(), *sources)
 
@@ -105,10 +91,10 @@ class Drawings:
 
     def __init__(self, languages: list[str], draw: Callable[[str, str, str], bytes] | None = None):
         self.draw = draw
-        declared = _registry()
-        self.figures = {name: (example, module) for name, (example, module, _) in declared.items()}
-        sources = {spec: _sources_key(*spec) for spec in set(self.figures.values())}
-        on_this_machine = {name: machine() for name, (_, _, measured) in declared.items() if measured}
+        figures = declared()
+        self.figures = {name: (example, module) for name, (example, module, _) in figures.items()}
+        sources = {spec: sources_key(*spec) for spec in set(self.figures.values())}
+        on_this_machine = {name: machine() for name, (_, _, measured) in figures.items() if measured}
         self.keys = {
             (name, lang, scheme): key(name, lang, scheme, sources[spec], on_this_machine.get(name, ""))
             for name, spec in self.figures.items()

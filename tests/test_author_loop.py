@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from qkvsite import config
 from qkvsite.config import DOCS, ROOT
 
 
@@ -104,7 +103,7 @@ def test_an_edited_figure_module_is_imported_again_and_its_figures_get_new_cache
     def key_after_writing(source: bytes) -> str:
         module.write_bytes(source)
         os.utime(module, ns=(0, module.stat().st_mtime_ns + 10**9))  # a write seen as one, however soon
-        return figure_cache.cache_key(name, before.example, module, config.default_language())
+        return figure_cache.sources_key(before.example, module)
 
     # the module's copy, edited
     module, source = tmp_path / "qkv.py", before.module_file.read_bytes()

@@ -97,11 +97,11 @@ def test_home_page_says_that_code_and_outputs_are_in_english(lang):
 
 
 def test_home_page_figure_is_one_the_build_draws():
-    from qkvsite.figure_cache import registered
+    from qkvsite.figure_cache import declared
 
     for lang in LANGS:
         for name in re.findall(r"\]\(figures/([\w-]+)\.svg\)", text("index", lang)):
-            assert name in registered()
+            assert name in declared()
 
 
 # --- the notation table ----------------------------------------------------------------------------------------

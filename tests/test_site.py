@@ -104,7 +104,8 @@ def test_a_build_that_finds_every_figure_cached_draws_none_and_does_not_import_m
 def test_the_figures_read_from_the_modules_source_are_those_the_modules_register():
     from qkvsite import figure_cache
 
-    assert figure_cache.registered() == {name: (spec.example, spec.module_file) for name, spec in load_all().items()}
+    spec = {name: (spec.example, spec.module_file, spec.measured) for name, spec in load_all().items()}
+    assert figure_cache.declared() == spec
 
 
 def test_a_figure_declared_twice_is_an_error(tmp_path, monkeypatch):
@@ -114,7 +115,7 @@ def test_a_figure_declared_twice_is_an_error(tmp_path, monkeypatch):
         (tmp_path / f"{name}.py").write_text('@figure("same", "dot_product/two_vectors.py")\ndef f(ns, lang): ...\n')
     monkeypatch.setattr(figure_cache, "MODULES", tmp_path)
     with pytest.raises(ValueError, match="'same' is declared twice"):
-        figure_cache.registered()
+        figure_cache.declared()
 
 
 HEX = re.compile(r"#[0-9a-f]{6}\b")

@@ -47,7 +47,7 @@ from matplotlib import font_manager  # noqa: E402
 
 from qkvsite.cache import key as cache_key_of  # noqa: E402
 from qkvsite.config import words  # noqa: E402, F401 (the figure modules read their labels with it)
-from qkvsite.figure_cache import CACHE, SCHEMES, SNIPPETS, cache_key, snippet_sources  # noqa: E402
+from qkvsite.figure_cache import CACHE, SCHEMES, SNIPPETS, Drawings, snippet_sources  # noqa: E402
 
 CJK_FONTS = [
     "Noto Sans CJK SC",
@@ -262,28 +262,26 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _cache_key(name: str, lang: str, scheme: str) -> str:
-    spec = FIGURES[name]
-    return cache_key(name, spec.example, spec.module_file, lang, scheme, spec.measured)
-
-
-def render(name: str, lang: str, scheme: str = "light") -> bytes:
-    """SVG bytes of figure ``name`` with labels in ``lang``, from the cache when nothing changed."""
+def render(name: str, lang: str, scheme: str = "light", drawings: Drawings | None = None) -> bytes:
+    """SVG bytes of figure ``name`` with labels in ``lang``, from the cache (``drawings``' keys) when nothing
+    changed."""
     load_all()
-    data = CACHE.get(_cache_key(name, lang, scheme))
+    keys = (drawings or Drawings([lang])).keys
+    data = CACHE.get(keys[name, lang, scheme])
     if data is not None:
         return data
     drawing = _draw(name, lang)
     svgs = {each: recolour(drawing, each) for each in SCHEMES}  # one drawing gives every scheme: store them all
     for each, svg in svgs.items():
-        CACHE.put(_cache_key(name, lang, each), svg)
+        CACHE.put(keys[name, lang, each], svg)
     return svgs[scheme]
 
 
 def draw(jobs: list[tuple[str, str]]) -> None:
     """Draw each (figure, language) of ``jobs`` into the cache (in a worker process: one example's figures)."""
+    drawings = Drawings(sorted({lang for _, lang in jobs}))
     for name, lang in jobs:
-        render(name, lang)
+        render(name, lang, drawings=drawings)
 
 
 def _draw(name: str, lang: str) -> bytes:

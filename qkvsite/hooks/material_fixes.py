@@ -89,8 +89,7 @@ def not_found_page(output, template_name, config):
     if template_name != "404.html" or "i18n" not in config.plugins:
         return output
     lang = building(config)
-    output = drop_head_alternates(output)
-    output = set_search_base(output, lang) if lang != site.default_language() else output
+    output = fix_page(output, config)
     if lang == site.default_language():
         _not_found_pages[lang] = output
         return output
