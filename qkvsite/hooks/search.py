@@ -11,7 +11,7 @@
    titles would rank first for the very words the chapters explain.
 2. Formulas are indexed as text: the page's MathML carries its TeX
    (``qkvsite.hooks.math``), and the index's text is written back to plain
-   formulas, so that a result reads "divide by √d_k", not "divide by dk".
+   formulas, so that a result reads "divide by √dₖ", not "divide by dk".
 """
 
 import json
