@@ -9,7 +9,7 @@ TEXT = {
     "upper_title": ("is_causal=True：对齐左上角（错）", "is_causal=True: aligned top left (wrong)"),
     "lower_title": (
         "causal_lower_right / tril($L_k - L_q$)：对齐右下角（对）",
-        "causal_lower_right / tril($L_k - L_q$): aligned bottom right (right)",
+        "causal_lower_right / tril($L_k - L_q$): aligned bottom right (correct)",
     ),
     "key": ("键（{} 个缓存的词元 + {} 个新词元）", "keys ({} cached tokens + {} new ones)"),
     "query": ("新词元的查询", "new queries"),

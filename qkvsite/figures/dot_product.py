@@ -64,8 +64,11 @@ def weighted_sum(ns, lang):
     t = words(TEXT, lang)
     tokens = [t["tokens"][token] for token in ns["tokens"]]
     X, A, Z = ns["X"].cpu(), ns["A"].cpu(), ns["Z"].cpu()
-    features = [t["feature"] + f" {k + 1}" for k in range(X.shape[1])]
+    features = [str(k + 1) for k in range(X.shape[1])]
     title, result = t["ws_title"].format(tokens[0]), t["result"].format(tokens[0])
-    return weighted_rows(
+    fig = weighted_rows(
         A[0], X, Z[0], tokens, features, times=t["times"], result=result, title=title, note=t["ws_note"]
     )
+    fig.axes[0].set_xlabel(t["feature"])  # above the numbered columns, under the title
+    fig.axes[0].xaxis.set_label_position("top")
+    return fig

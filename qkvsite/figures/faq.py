@@ -151,7 +151,16 @@ def score_memory(ns, lang):
     ax.set_ylabel("MiB")
     ax.set_title(t["mem_title"].format(ns["heads"], ns["d"]))
     method = t["cuda_method"] if ns["device"] == "cuda" else t["cpu_method"]
-    ax.text(0.98, 0.03, method, transform=ax.transAxes, ha="right", color=palette()["muted"])
+    ax.annotate(
+        method,
+        (1, 0),
+        xycoords="axes fraction",
+        xytext=(0, -38),
+        textcoords="offset points",
+        ha="right",
+        va="top",
+        color=palette()["muted"],
+    )  # below the axes, clear of the lines
     ax.legend(loc="upper left")
     fig.tight_layout()
     return fig

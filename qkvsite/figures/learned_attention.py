@@ -20,7 +20,7 @@ TEXT = {
     "without_positions": ("没有位置", "without positions"),
     "ln7": ("不看位置的下限 ln 7", "floor without positions, ln 7"),
     "one_in_seven": ("不看位置的上限 1/7", "ceiling without positions, 1/7"),
-    "one_in_sixteen": ("瞎猜 1/16", "guessing, 1/16"),
+    "one_in_sixteen": ("均匀分布 1/16", "uniform, 1/16"),
     "snapshot": ("第 {} 步\n准确率 {:.0%}", "step {}\naccuracy {:.0%}"),
     "positions_title": ("只用位置表", "Position table alone"),
 }

@@ -89,7 +89,7 @@ def multi_head_flow(ns, lang):
 
     # right: the same steps as the code runs them, all heads in one tensor
     ax.plot([3.85, 3.85], [0.1, 6.2], color=palette()["rule"], lw=0.8, ls="--")
-    ax.text(3.95, 0.25, t["code"], va="center")
+    ax.text(3.95, 0.25, t["code"], va="center", linespacing=1.4)
     shapes = {k: tuple(trace[k].shape) for k in ["Q", "Q_h", "weights", "heads", "merged", "output"]}
     for y, (code, shape) in zip([1.75, 2.45, 3.15, 3.82, 4.6, 5.48], CODE, strict=True):
         ax.text(3.95, y, code + "\n" + shape.format(**shapes), va="center", linespacing=1.4)

@@ -33,8 +33,8 @@ TEXT = {
     "out_title": "output[{0}] = Σ weights[{0}, j] × V[j]",
     "out_note": ("每一列：上面各格相加 = 最下面一格", "each column: the cells above add up to the cell below"),
     "var_raw": ("var(q·k)，不缩放", "var(q·k), unscaled"),
-    "var_scaled": ("var(q·k / √d_k)，缩放后", "var(q·k / √d_k), scaled"),
-    "var_ref": ("参考线：方差 = d_k", "reference: variance = d_k"),
+    "var_scaled": ("var(q·k / √dₖ)，缩放后", "var(q·k / √dₖ), scaled"),
+    "var_ref": ("参考线：方差 = dₖ", "reference: variance = dₖ"),
     "var_y": ("方差（对数刻度）", "variance (log scale)"),
     "raw": ("不缩放", "unscaled"),
     "scaled": ("缩放", "scaled"),
@@ -152,14 +152,14 @@ def variance_figure(ns, lang):
     ax.plot(d_ks, raw, "o-", color="tab:red", label=t["var_raw"])
     ax.plot(d_ks, scaled, "s-", color="tab:blue", label=t["var_scaled"])
     for d, r, s in zip(d_ks, raw, scaled, strict=True):
-        ax.annotate(f"{r:.1f}", (d, r), textcoords="offset points", xytext=(7, -3), va="top")
+        ax.annotate(f"{r:.0f}", (d, r), textcoords="offset points", xytext=(7, -3), va="top")
         ax.annotate(f"{s:.2f}", (d, s), textcoords="offset points", xytext=(0, 8), ha="center")
     _dk_axis(ax, d_ks)
     ax.set_yscale("log", base=2)
     ax.set_yticks([1, *d_ks], [str(v) for v in [1, *d_ks]])
     ax.set_ylim(0.5, max(raw) * 2)
     ax.set_ylabel(t["var_y"])
-    ax.set_xlabel("d_k")
+    ax.set_xlabel("dₖ")
     ax.legend(loc="upper left")
     fig.tight_layout()
     return fig
@@ -193,7 +193,7 @@ def saturation_figure(ns, lang):
     ax_g.set_ylim(min(ns["grad_norm"]["raw"]) / 5, 3)
     ax_g.set_ylabel(t["grad_y"])
     ax_g.set_title(t["grad_title"])
-    ax_g.set_xlabel("d_k")
+    ax_g.set_xlabel("dₖ")
     fig.tight_layout()
     return fig
 
