@@ -12,6 +12,7 @@ from qkvsite.config import DOCS
 from qkvsite.config import NOTEBOOKS_SECTION as NOTEBOOKS
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain, plain_html
+from tests.test_math import TEX_WAS
 
 LANGS = ["zh", "en"]
 slugify = slugs(case="lower")  # mkdocs.yml's toc slugify
@@ -48,10 +49,10 @@ def markers(md):
 
 def explicit_anchors(md):
     """The anchors both editions share: ``{#q8}``, ``{ #q8 data-toc-label="..." }``. A heading with a formula that
-    keeps the anchor its text gave it (the slug of its label, tests/test_math.py) keeps its own edition's anchor."""
+    keeps the anchor its text gave it (tests/test_math.py) keeps its own edition's anchor."""
     anchors = []
-    for anchor, label in re.findall(r'\{ ?#([\w-]+)(?: data-toc-label="([^"]*)")? ?\}', md):
-        if not label or anchor != slugify(label, "-"):
+    for text, anchor, label in re.findall(r'^#* ?(.*?) ?\{ ?#([\w-]+)(?: data-toc-label="([^"]*)")? ?\}', md, re.M):
+        if not label or anchor != slugify(TEX_WAS(plain(text).replace("`", "")), "-"):
             anchors.append(anchor)
     return anchors
 
