@@ -1,6 +1,8 @@
-"""How fast the author loop is: clean build, warm build, serve edit-to-visible latency and rebuild count, pytest.
+"""How fast the author loop is (clean build, warm build, serve edit-to-visible latency and rebuild count, pytest),
+and how fast the pages load (Lighthouse).
 
     .venv/bin/python -m qkvsite.bench [--runs 3] [--tests] [--skip-serve]
+    .venv/bin/python -m qkvsite.bench --lighthouse SITE_DIR [--runs 3] [PAGE ...]
 
 A benchmark to compare before and after a change, not a test: it prints the
 median, minimum and maximum of each figure over the runs, and the time of a
@@ -9,11 +11,21 @@ clean build starts with no build caches (.cache/ emptied); a warm build follows
 it. The serve measurement starts `mkdocs serve`, appends a sentence to
 docs/qkv.zh.md, and times how long until the served page shows it and how many
 rebuilds follow in the next 20 s; the page is restored afterwards.
+
+``--lighthouse`` prints Lighthouse's mobile performance score of every page of a built site (or of each PAGE, a
+path such as ``/``, ``/faq/`` or ``/en/notebooks/qkv/``), the median of the runs, one at a time (two at once on a
+small machine slow each other down). Lighthouse is not a dependency of the site: ``npm install --prefix
+/tmp/lighthouse lighthouse@12.2.3``, or point $LIGHTHOUSE at its command; it drives $CHROMIUM. The site is served
+gzipped, under a sub-path as GitHub Pages serves it, by a server in this process.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import http.server
+import io
+import json
 import os
 import re
 import shutil
@@ -22,8 +34,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from functools import partial
 from pathlib import Path
 
 from qkvsite.config import ROOT
@@ -121,6 +135,78 @@ def machine_speed() -> float:
     return float(result.stdout)
 
 
+SUBPATH = "/qkv/"
+LIGHTHOUSE = os.environ.get("LIGHTHOUSE", "/tmp/lighthouse/node_modules/.bin/lighthouse")
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")  # as the tests (tests/browsing.py)
+FLAGS = "--headless --no-sandbox --disable-gpu --disable-background-networking"
+
+
+class Gzipped(http.server.SimpleHTTPRequestHandler):
+    """The site under SUBPATH, compressed as GitHub Pages compresses it."""
+
+    def log_message(self, *args):
+        pass
+
+    def send_head(self):
+        if not self.path.startswith(SUBPATH):
+            self.send_error(404)
+            return None
+        path = Path(self.translate_path("/" + self.path[len(SUBPATH) :].split("?")[0]))
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file() or "gzip" not in self.headers.get("Accept-Encoding", ""):
+            return super().send_head()
+        data = gzip.compress(path.read_bytes(), 6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        return io.BytesIO(data)
+
+
+def pages(site: Path) -> list[str]:
+    found = [p.parent.relative_to(site).as_posix() + "/" for p in site.rglob("index.html")]
+    return sorted("" if p == "./" else p for p in found)
+
+
+def run(url: str) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        subprocess.run(
+            [LIGHTHOUSE, url, "--quiet", "--form-factor=mobile", "--only-categories=performance",
+             f"--chrome-flags={FLAGS}", "--output=json", f"--output-path={report}"],
+            env={**os.environ, "CHROME_PATH": CHROMIUM},
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+        result = json.loads(report.read_text(encoding="utf-8"))
+    audits = result["audits"]
+    return {
+        "score": round(result["categories"]["performance"]["score"] * 100),
+        "tbt": audits["total-blocking-time"]["numericValue"],
+        "lcp": audits["largest-contentful-paint"]["numericValue"],
+        "dom": audits["dom-size"]["numericValue"],
+    }
+
+
+def lighthouse(site: Path, paths: list[str], runs: int) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Gzipped, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{server.server_address[1]}{SUBPATH}"
+    print(f"{'page':40} {'median':>6}  runs          TBT ms (median)  LCP ms (median)  elements")
+    for page in [p.lstrip("/") for p in paths] or pages(site):
+        results = [run(origin + page) for _ in range(runs)]
+        scores = [r["score"] for r in results]
+        print(
+            f"/{page:39} {statistics.median(scores):6.0f}  {', '.join(map(str, scores)):13} "
+            f"{statistics.median(r['tbt'] for r in results):15.0f}  "
+            f"{statistics.median(r['lcp'] for r in results):15.0f}  {results[0]['dom']:8.0f}",
+            flush=True,
+        )
+    server.shutdown()
+
+
 def summary(name: str, values: list[float], unit: str = "s") -> str:
     fmt = (lambda v: f"{v:.1f}") if unit == "s" else (lambda v: f"{v:.0f}")
     return (
@@ -134,7 +220,11 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tests", action="store_true", help="also time the whole pytest run")
     parser.add_argument("--skip-serve", action="store_true")
-    args = parser.parse_args(argv)
+    parser.add_argument("--lighthouse", type=Path, metavar="SITE_DIR", help="Lighthouse's score of each page")
+    parser.add_argument("pages", nargs="*", help="with --lighthouse: the pages to measure (all by default)")
+    args = parser.parse_intermixed_args(argv)
+    if args.lighthouse:
+        return lighthouse(args.lighthouse, args.pages, args.runs)
     clean, warm, visible, rebuilds, tests, speed = [], [], [], [], [], [machine_speed()]
     print(f"{os.cpu_count()} cores; a 10^7-step Python loop takes {speed[0]:.2f}s on one", flush=True)
     with tempfile.TemporaryDirectory() as out:

@@ -62,7 +62,7 @@ class Site(BasePlugin):
 
     def on_page_markdown(self, markdown, page, config, files):
         markdown = chapters.add_chapter_links(markdown, page, config)
-        markdown = figures.show_figures(markdown, config)
+        markdown = figures.show_figures(markdown, config, self.drawings)
         markdown = sources.title_blocks(markdown, page, config)
         markdown = cjk.join_cjk_lines(markdown)
         return verification.add_records(markdown, page, config, self.pages)

@@ -433,12 +433,16 @@ def test_on_a_phone_every_figure_is_shown_as_wide_as_the_column_allows(on_a_phon
         page = on_a_phone(path)
         column = page.evaluate("document.querySelector('.md-content .md-typeset').clientWidth")
         shown = page.evaluate(
-            """() => [...document.querySelectorAll("a.qkv-figure img")].filter((i) => i.checkVisibility())
-                .map((i) => [i.getBoundingClientRect().width, i.naturalWidth])"""
+            """async () => {
+                const shown = [...document.querySelectorAll("a.qkv-figure img")].filter((i) => i.checkVisibility());
+                for (const i of shown) { i.loading = "eager"; await i.decode(); }  // lazy: loaded near the screen
+                return shown.map((i) => [i.getBoundingClientRect().width, i.naturalWidth, +i.getAttribute("width")]);
+            }"""
         )
         assert column == PHONE_COLUMN and shown, path
-        for width, natural in shown:
+        for width, natural, declared in shown:
             assert width == pytest.approx(min(natural, column), abs=1), (path, width, natural)
+            assert declared == pytest.approx(natural, abs=1), "the page reserves the figure's place: no layout shift"
 
 
 PHONE_COLUMN = 358  # the text column of a page on a 390 px phone, in CSS px (checked above)

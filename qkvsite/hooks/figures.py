@@ -40,17 +40,22 @@ def add_figure_files(files, config, drawings: Drawings) -> None:
             files.append(file)
 
 
-def figure_markdown(alt: str, name: str, lang: str) -> str:
+SIZE = re.compile(rb'<svg\b[^>]*\bwidth="([\d.]+)pt" height="([\d.]+)pt"')
+
+
+def figure_markdown(alt: str, name: str, lang: str, svg: bytes) -> str:
+    """Both schemes' images, each sized as drawn (the page keeps the figure's place while it loads: no layout
+    shift) and linking to itself."""
+    width, height = (round(float(pt) * 4 / 3) for pt in SIZE.search(svg).groups())
     links = []
     for scheme in SCHEMES:
-        path = f"figures/{file_name(name, scheme)}"
-        links.append(f'[![{alt}]({path}){{ loading=lazy }}]({path} "{OPEN[lang]}"){{ .qkv-figure .qkv-{scheme} }}')
+        path, attributes = f"figures/{file_name(name, scheme)}", f"loading=lazy width={width} height={height}"
+        links.append(f'[![{alt}]({path}){{ {attributes} }}]({path} "{OPEN[lang]}"){{ .qkv-figure .qkv-{scheme} }}')
     return "".join(links)
 
 
-def show_figures(markdown: str, config) -> str:
+def show_figures(markdown: str, config, drawings: Drawings) -> str:
     """Each ``![alt](figures/<name>.svg)`` as both schemes' images, each linking to itself."""
     lang = building(config)
-    return re.sub(
-        FIGURE.pattern, lambda m: figure_markdown(m["alt"], m["name"], lang), markdown, flags=FIGURE.flags | re.M
-    )
+    figure = lambda m: figure_markdown(m["alt"], m["name"], lang, drawings.svg(m["name"], lang))  # noqa: E731
+    return re.sub(FIGURE.pattern, figure, markdown, flags=FIGURE.flags | re.M)
