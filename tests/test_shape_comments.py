@@ -12,6 +12,7 @@ code, or a number: then swapping two symbols in any comment is caught.
 
 import ast
 import contextlib
+import functools
 import io
 import re
 from pathlib import Path
@@ -159,6 +160,12 @@ def run_checked(path: Path, name: str) -> tuple[Checker, list[tuple[int, str]]]:
     return checker, comments
 
 
+@functools.cache
+def snippet_run(path: Path) -> tuple[Checker, list[tuple[int, str]]]:
+    """A snippet's checked run, once for the two tests below."""
+    return run_checked(path, str(path.relative_to(ROOT)))
+
+
 def commented(path: Path) -> bool:
     return any(shape_comment(line) for line in path.read_text(encoding="utf-8").splitlines())
 
@@ -168,7 +175,7 @@ SNIPPETS = sorted(p for p in (ROOT / "snippets").rglob("*.py") if commented(p))
 
 @pytest.mark.parametrize("path", SNIPPETS, ids=lambda p: str(p.relative_to(ROOT / "snippets")))
 def test_every_shape_comment_states_the_tensors_real_shape(path):
-    checker, comments = run_checked(path, str(path.relative_to(ROOT)))
+    checker, comments = snippet_run(path)
     assert checker.checked or not comments, f"{path}: none of its {len(comments)} shape comments was reached"
 
 
@@ -240,7 +247,7 @@ def caught(checker: Checker, lineno: int, swapped: str, lines: list[str]) -> boo
 def test_swapping_two_symbols_in_any_shape_comment_of_a_snippet_is_caught(path):
     """Each comment, with two of its symbols swapped, must fail the check: its symbols are tied to real sizes (the
     code's variables, or an earlier comment), and those sizes differ. The script runs once (``caught``)."""
-    checker, comments = run_checked(path, path.name)
+    checker, comments = snippet_run(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     missed = [
         f"{path.relative_to(ROOT)}:{lineno}: {shape} -> {swapped} passes"
