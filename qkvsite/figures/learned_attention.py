@@ -18,9 +18,9 @@ TEXT = {
     "step": ("训练步数", "training step"),
     "with_positions": ("有位置（可学习的位置表）", "with positions (learned table)"),
     "without_positions": ("没有位置", "without positions"),
-    "ln7": ("不看位置的下限 ln 7", "floor without positions, ln 7"),
-    "one_in_seven": ("不看位置的上限 1/7", "ceiling without positions, 1/7"),
-    "one_in_sixteen": ("均匀分布 1/16", "uniform, 1/16"),
+    "ln7": ("不看位置的下限 ln {}", "floor without positions, ln {}"),
+    "one_in_seven": ("不看位置的上限 1/{}", "ceiling without positions, 1/{}"),
+    "one_in_sixteen": ("均匀分布 1/{}", "uniform, 1/{}"),
     "snapshot": ("第 {} 步\n准确率 {:.0%}", "step {}\naccuracy {:.0%}"),
     "positions_title": ("只用位置表", "Position table alone"),
 }
@@ -105,9 +105,10 @@ def training_curves(ns, lang):
     for losses, log, color, label in runs:
         ax_l.plot(range(1, len(losses) + 1), losses, color=color, lw=1.2, label=label)
         ax_a.plot([s for s, _, _ in log], [a for _, a, _ in log], "o-", ms=3, color=color, label=label)
-    ax_l.axhline(math.log(7), color=palette()["ink"], ls="--", lw=1, label=t["ln7"])
-    ax_a.axhline(1 / 7, color=palette()["ink"], ls="--", lw=1, label=t["one_in_seven"])
-    ax_a.axhline(1 / 16, color=palette()["muted"], ls=":", lw=1, label=t["one_in_sixteen"])
+    others, vocab = ns["L"] - 1, ns["vocab_size"]  # without positions: any of the other tokens; any token at all
+    ax_l.axhline(math.log(others), color=palette()["ink"], ls="--", lw=1, label=t["ln7"].format(others))
+    ax_a.axhline(1 / others, color=palette()["ink"], ls="--", lw=1, label=t["one_in_seven"].format(others))
+    ax_a.axhline(1 / vocab, color=palette()["muted"], ls=":", lw=1, label=t["one_in_sixteen"].format(vocab))
     ax_l.set_ylim(bottom=0)
     ax_a.set_ylim(0, 1.05)
     ax_l.set_title(t["loss_title"])
