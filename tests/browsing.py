@@ -289,6 +289,8 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
             visit.violations = wcag_violations(visit.page, checked)
+            visit.page.set_viewport_size({"width": 390, "height": 844})  # a phone's width: is the page wider?
+            visit.phone_width = visit.page.evaluate("document.documentElement.scrollWidth")
             results[path] = visit
             context.close()
         browser.close()

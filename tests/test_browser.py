@@ -66,6 +66,11 @@ def test_every_page_was_opened(site, visits):
     assert len(visits) == len(page_urls(site)) > 0
 
 
+def test_no_page_is_wider_than_a_phone(visits):
+    # a long inline formula cannot wrap: it must be split where a line may break (docs/fast-attention.*.md)
+    assert not {path: visit.phone_width for path, visit in visits.items() if visit.phone_width > 390}
+
+
 def test_no_request_leaves_the_origin(visits):
     assert {p: v.blocked for p, v in visits.items() if v.blocked} == {}
 
