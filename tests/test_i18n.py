@@ -12,7 +12,7 @@ from qkvsite.config import DOCS
 from qkvsite.config import NOTEBOOKS_SECTION as NOTEBOOKS
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain, plain_html
-from tests.test_math import TEX_WAS
+from tests.test_math import as_written_before
 
 LANGS = ["zh", "en"]
 slugify = slugs(case="lower")  # mkdocs.yml's toc slugify
@@ -52,7 +52,7 @@ def explicit_anchors(md):
     keeps the anchor its text gave it (tests/test_math.py) keeps its own edition's anchor."""
     anchors = []
     for text, anchor, label in re.findall(r'^#* ?(.*?) ?\{ ?#([\w-]+)(?: data-toc-label="([^"]*)")? ?\}', md, re.M):
-        if not label or anchor != slugify(TEX_WAS(plain(text).replace("`", "")), "-"):
+        if not label or anchor != slugify(as_written_before(plain(text).replace("`", "")), "-"):
             anchors.append(anchor)
     return anchors
 

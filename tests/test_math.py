@@ -93,14 +93,14 @@ def test_a_heading_label_reads_its_formula_and_keeps_the_anchor_its_text_gave_it
         text = plain(text).replace("`", "")
         # a script Unicode lacks (W^Q, L_q) stays TeX in plain text: such a label says it in words
         assert straight(text) == straight(label) or (TEX_LEFT.search(text) and not TEX_LEFT.search(label)), text
-        assert anchor == SLUGIFY(TEX_WAS(text), "-") or anchor in shared, (anchor, label)
+        assert anchor == SLUGIFY(as_written_before(text), "-") or anchor in shared, (anchor, label)
 
 
 TEX_LEFT = re.compile(r"\b\w[_^]\w\b")  # d_k, W^O; not a name such as d_model or is_causal
 SCRIPTS = str.maketrans("ₖᵢⱼᴼᴷⱽ", "kijOKV")
 
 
-def TEX_WAS(text: str) -> str:  # noqa: N802
+def as_written_before(text: str) -> str:
     """A label as the pages wrote it before formulas had Unicode scripts: its anchor was made from this text."""
     return re.sub(r"(\w)([ₖᵢⱼ])", r"\1_\2", re.sub(r"(\w)([ᴼᴷⱽ])", r"\1^\2", text)).translate(SCRIPTS)
 
