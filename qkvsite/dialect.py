@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 
 from qkvsite import config
@@ -160,8 +160,20 @@ def expand(body: str, settings: dict | None = None) -> str:
     """A fence's body with its ``--8<--`` includes replaced by the snippet sections."""
     settings = settings or config.snippet_settings()
     key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in settings.items()))
+    files = tuple(_text(settings.get("base_path", ["."]), include.path) for include in includes(body))
+    return _expanded(body, key, files)
+
+
+def _text(bases: list[str], path: str) -> str | None:
+    """The included file as pymdownx.snippets finds it: under the first base path that has it."""
+    found = [Path(base) / path for base in bases if (Path(base) / path).is_file()]
+    return found[0].read_text(encoding="utf-8") if found else None
+
+
+@lru_cache(maxsize=4096)  # a pure function of the text it is given: the body and the files it includes
+def _expanded(body: str, settings_key: tuple, files: tuple) -> str:
     lines = body.rstrip("\n").split("\n")
-    return "\n".join(_snippet_preprocessor(key).run(lines)) + "\n"
+    return "\n".join(_snippet_preprocessor(settings_key).run(lines)) + "\n"
 
 
 def includes(body: str) -> list[Include]:
@@ -186,7 +198,10 @@ class Page:
         self.path = Path(path)
         self.text = self.path.read_text(encoding="utf-8") if text is None else text
         self.settings = settings
-        self.fences = scan(self.text)
+
+    @cached_property
+    def fences(self) -> list[Fence]:
+        return scan(self.text)
 
     @property
     def lang(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 from qkvsite.cache import Cache, key, versions
@@ -28,9 +29,10 @@ def file_name(name: str, scheme: str) -> str:
     return f"{name}.svg" if scheme == "light" else f"{name}.{scheme}.svg"
 
 
-def _declarations(module: Path) -> dict[str, tuple[str, bool]]:
-    """name -> (example, measured) of every ``@figure(name, example[, measured=True])`` of a module."""
-    tree = ast.parse(module.read_text(encoding="utf-8"))
+@lru_cache(maxsize=64)  # a pure function of the source text: a rebuild parses only the files an edit changed
+def _declarations(source: str) -> dict[str, tuple[str, bool]]:
+    """name -> (example, measured) of every ``@figure(name, example[, measured=True])`` of a module's source."""
+    tree = ast.parse(source)
     strings = {
         target.id: node.value.value
         for node in tree.body
@@ -53,7 +55,7 @@ def declared() -> dict[str, tuple[str, Path, bool]]:
     """Every figure: its name -> (example, module file, whether it shows times measured where it is drawn)."""
     figures = {}
     for module in sorted(MODULES.glob("*.py")):
-        for name, (example, on_this_machine) in _declarations(module).items():
+        for name, (example, on_this_machine) in _declarations(module.read_text(encoding="utf-8")).items():
             if name in figures:
                 raise ValueError(f"figure {name!r} is declared twice ({figures[name][1].name}, {module.name})")
             figures[name] = (example, module, on_this_machine)
@@ -68,14 +70,20 @@ def snippet_sources(example: str) -> list[Path]:
         if path in seen or not path.is_file():
             continue
         seen.append(path)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            for name in names:
-                if name.startswith("snippets."):
-                    module = ROOT / Path(*name.split("."))
-                    todo += [module.with_suffix(".py"), module / "__init__.py"]
+        for name in _imports(path.read_text(encoding="utf-8")):
+            module = ROOT / Path(*name.split("."))
+            todo += [module.with_suffix(".py"), module / "__init__.py"]
     return sorted(seen)
+
+
+@lru_cache(maxsize=256)  # a pure function of the source text, as _declarations
+def _imports(source: str) -> tuple[str, ...]:
+    """The ``snippets.`` modules a source imports."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        names += [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+        names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+    return tuple(name for name in names if name.startswith("snippets."))
 
 
 def sources_key(example: str, module: Path) -> str:

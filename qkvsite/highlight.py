@@ -1,17 +1,21 @@
-"""Lighter code highlighting: fewer elements on every page, the colours that carry meaning kept.
+"""The pages' Python highlighting: fewer elements, the colours that carry meaning, each block lexed once.
 
-Pygments gives each token of a code block its own ``<span>``; on the FAQ that was 9,000 of the page's 12,700
-elements, and every element costs the browser style and layout time. Material colours a plain name (``.n``)
-like unstyled code, and whitespace shows no colour: names are plain text, and whitespace joins the token
-before it. Operators (``.o``) and punctuation (``.p``), which Material greys (a contrast of about 4.5:1 on
-the code background), are plain text too: on a chapter page they were two spans in five, and Lighthouse's
-blocking time of a notebook page fell from about 180 ms to 70 ms without them. Neighbours of one type are one
-token. Keywords, strings, numbers, comments, builtins and word operators (``in``, ``not``) keep their colours.
-mkdocs.yml gives the filter to pymdownx.highlight's Python lexer (``extend_pygments_lang``).
+Pygments gives every token its own ``<span>`` (9,000 of the FAQ's 12,700 elements; each costs the browser style
+and layout time). Names and whitespace, which Material shows uncoloured, and operators and punctuation, which it
+greys, become plain text, and neighbours of one type one token (a notebook page's Lighthouse blocking time fell
+from about 180 ms to 70 ms). Keywords, strings, numbers, comments, builtins and ``in``/``not`` keep their colours.
+Both editions show the same code and ``mkdocs serve`` rebuilds every page on every edit, so lexing, a pure
+function of the text, is done once per block in a process (half a second of each rebuild). mkdocs.yml names
+``PageLexer`` by its alias ``qkv-python``, registered in pyproject.toml (Pygments' plugin entry point).
 """
 
+import functools
+
 from pygments.filter import Filter
+from pygments.lexers import get_lexer_by_name
+from pygments.lexers.python import PythonLexer
 from pygments.token import Name, Operator, Punctuation, Text
+from pygments.util import ClassNotFound
 
 
 class Lighter(Filter):
@@ -29,3 +33,27 @@ class Lighter(Filter):
             merged.append(value)
         if merged:
             yield merged_type, "".join(merged)
+
+
+class PageLexer(PythonLexer):
+    name, aliases, filenames, mimetypes = "Python (qkv pages)", ["qkv-python"], [], []
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.add_filter(Lighter())
+
+    def get_tokens_unprocessed(self, text, stack=("root",)):
+        return iter(python_tokens(text, tuple(stack)))
+
+
+@functools.lru_cache(maxsize=4096)  # about 450 distinct blocks in the site
+def python_tokens(text: str, stack: tuple[str, ...]) -> tuple:
+    return tuple(PythonLexer().get_tokens_unprocessed(text, stack))
+
+
+def require_page_lexer() -> None:
+    """Without its entry point, pymdownx.highlight would show every Python block as plain text, silently."""
+    try:
+        get_lexer_by_name("qkv-python")
+    except ClassNotFound:
+        raise RuntimeError("no Pygments lexer qkv-python: install the project (pip install --no-deps -e .)") from None

@@ -1,21 +1,14 @@
 """Notebook edition of the chapters, generated from the chapter pages and executed once per chapter.
 
-A chapter page (``docs/<chapter>.<lang>.md``) becomes a notebook: its prose
-becomes Markdown cells and its Python blocks, with their ``--8<--`` includes
-expanded, become code cells. The code therefore comes from the same
-``snippets/`` sections as the page and is never kept twice. Printed outputs
-shown on the page are dropped: the notebook's outputs are the ones its own
-execution produces.
+A chapter page (``docs/<chapter>.<lang>.md``) becomes a notebook: its prose Markdown cells, its Python blocks
+(includes expanded) code cells, so the code comes from the same ``snippets/`` sections and is never kept twice.
+The page's printed outputs are dropped: the notebook shows those of its own run.
 
-Both languages have the same code cells, so a chapter's code is executed once,
-top to bottom in a fresh Jupyter kernel (nbclient, two chapters at a time; an
-error fails the build), and both editions get those outputs. The outputs are
-entries of ``Cache("notebook-runs")`` under a key of the code, the torch and
-Python versions and the device (``run_key``). The executed notebooks are
-written to ``docs/notebooks/`` (git-ignored; ``mkdocs serve`` does not watch it)
-for mkdocs-jupyter to render, with buttons to download it and open it in Colab; the
-download is the same notebook with its figures attached, its links made absolute
-and a line on how to run it in place of the buttons.
+Both languages have the same code, run once top to bottom in a fresh Jupyter kernel (nbclient, two chapters at
+a time; an error fails the build). The outputs are entries of ``Cache("notebook-runs")`` under a key of the code,
+torch, Python and the device (``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored, not
+watched by ``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the download
+has its figures attached, absolute links and a line on how to run it in place of the buttons.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 from mkdocs.plugins import BasePlugin, event_priority
 
 from qkvsite import config as site
-from qkvsite import records
+from qkvsite import highlight, records
 from qkvsite.cache import TemplateCache
 from qkvsite.hooks import (
     building,
@@ -40,6 +40,7 @@ class Site(BasePlugin):
 
     @event_priority(100)  # before mkdocs-static-i18n reconfigures the nav (-100)
     def on_config(self, config):
+        highlight.require_page_lexer()
         sources.repo_from_git_remote(config)
         chapters.add_notebook_nav(config)
         notebooks.set_up_rendering(config)

@@ -1,21 +1,17 @@
 """pytest plugin: run every Python block of every page exactly as a reader sees it.
 
-Each page ``docs/<name>.<lang>.md`` is collected; each Python block on it (read by
-``qkvsite.dialect``, includes expanded as MkDocs expands them) is its own test,
-``docs/<page>::line N``. A ``cont`` block runs after the blocks it continues, in
-one namespace, and only its own printed output is compared with the output
-block shown under it.
+Each Python block of each page ``docs/<name>.<lang>.md`` (read by ``qkvsite.dialect``, includes expanded as
+MkDocs expands them) is its own test, ``docs/<page>::line N``. A ``cont`` block runs after the blocks it continues,
+in one namespace; only its own printed output is compared with the output block shown under it.
 
 Options and switches:
 
-- ``--update-outputs`` rewrites the output blocks of the pages from this run
-  instead of failing on a difference (run both editions to update both).
-- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails
-  if any floating-point compute it runs happens off the GPU (``qkvsite.devices``).
-- A block whose code declares ``# requires torch >= X.Y`` (or continues one that
-  does) is skipped on an older torch.
-- Every run that executes page blocks writes a verification record
-  (``qkvsite.records``) to ``--record-dir``.
+- ``--update-outputs`` rewrites the pages' output blocks from this run instead of failing on a difference (run
+  both editions to update both).
+- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails if any floating-point compute it
+  runs happens off the GPU (``qkvsite.devices``).
+- A block whose code declares ``# requires torch >= X.Y`` (or continues one that does) is skipped on an older torch.
+- Every run that executes page blocks writes a verification record (``qkvsite.records``) to ``--record-dir``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 from pytest_codeblocks import extract_from_buffer
 
 from qkvsite import config
-from qkvsite.dialect import DialectError, Page, scan
+from qkvsite.dialect import DialectError, Page, expand, scan
 
 PAGES = config.source_pages()
 
@@ -80,3 +80,15 @@ def test_figures_are_read_with_their_alt_text_and_caption(page):
     assert len(figures) == len(re.findall(r"^!\[[^\]]*\]\(figures/", text, re.M))
     for figure in figures:
         assert figure.alt and figure.caption, f"{page.name}:{figure.lineno}"
+
+
+def test_an_edited_snippet_expands_anew_in_the_same_process(tmp_path):
+    # expansions are kept per process (mkdocs serve rebuilds every page on every edit): the key holds the included
+    # files' text, so an edited section is never served from before the edit
+    snippet = tmp_path / "snippets" / "x.py"
+    snippet.parent.mkdir()
+    settings = {**config.snippet_settings(), "base_path": [str(tmp_path)]}
+    body = '--8<-- "snippets/x.py:s"\n'
+    for value in (1, 2):
+        snippet.write_text(f"# --8<-- [start:s]\nx = {value}\n# --8<-- [end:s]\n", encoding="utf-8")
+        assert expand(body, settings) == f"x = {value}\n"

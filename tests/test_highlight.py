@@ -3,11 +3,12 @@
 import re
 from pathlib import Path
 
+import pytest
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 
-from qkvsite.highlight import Lighter
+from qkvsite.highlight import Lighter, PageLexer, python_tokens
 from tests.conftest import ROOT
 
 SNIPPETS = sorted((ROOT / "snippets").rglob("*.py"))
@@ -22,14 +23,14 @@ def tokens(html: str) -> list[tuple[str, str]]:
     return [(cls, text.strip()) for cls, text in spans if cls not in PLAIN and text.strip()]
 
 
-def render(source: str, **options) -> str:
-    return highlight(source, get_lexer_by_name("python", **options), HtmlFormatter())
+def render(source: str, lexer: str = "python") -> str:
+    return highlight(source, get_lexer_by_name(lexer), HtmlFormatter())
 
 
 def test_lighter_highlighting_keeps_the_text_and_every_other_characters_colour():
     for path in SNIPPETS:
         source = path.read_text(encoding="utf-8")
-        full, light = render(source), render(source, filters=[Lighter()])
+        full, light = render(source), render(source, "qkv-python")
         text = lambda html: re.sub(r"<[^>]+>", "", html)  # noqa: E731
         assert text(light) == text(full), path
         # every character outside names, operators and punctuation keeps its colour class
@@ -39,8 +40,35 @@ def test_lighter_highlighting_keeps_the_text_and_every_other_characters_colour()
 
 def test_lighter_highlighting_drops_half_of_the_elements_or_more():
     full = sum(render(p.read_text(encoding="utf-8")).count("<span") for p in SNIPPETS)
-    light = sum(render(p.read_text(encoding="utf-8"), filters=[Lighter()]).count("<span") for p in SNIPPETS)
+    light = sum(render(p.read_text(encoding="utf-8"), "qkv-python").count("<span") for p in SNIPPETS)
     assert light <= 0.5 * full, (light, full)
+
+
+def test_python_fences_find_the_page_lexer_through_its_entry_point():
+    lexer = get_lexer_by_name("qkv-python")  # the name mkdocs.yml gives pymdownx.highlight
+    assert type(lexer) is PageLexer, "reinstall the project (pip install --no-deps -e .): pyproject.toml registers it"
+    assert any(isinstance(f, Lighter) for f in lexer.filters)
+
+
+def test_a_build_without_the_lexers_entry_point_stops_with_what_to_do(monkeypatch):
+    import pygments.util
+
+    from qkvsite import highlight
+
+    def missing(name, **options):
+        raise pygments.util.ClassNotFound(name)
+
+    monkeypatch.setattr(highlight, "get_lexer_by_name", missing)  # as in a clone installed before the entry point
+    with pytest.raises(RuntimeError, match=r"pip install --no-deps -e \."):
+        highlight.require_page_lexer()
+
+
+def test_a_block_is_lexed_once_and_highlighted_alike_every_time():
+    source = (ROOT / "snippets" / "scaled_dot_product" / "attention.py").read_text(encoding="utf-8")
+    python_tokens.cache_clear()
+    first, second = render(source, "qkv-python"), render(source, "qkv-python")
+    assert python_tokens.cache_info().misses == 1 and python_tokens.cache_info().hits == 1
+    assert first == second == highlight(source, get_lexer_by_name("python", filters=[Lighter()]), HtmlFormatter())
 
 
 def test_the_built_pages_use_the_lighter_highlighting(site):

@@ -1,18 +1,13 @@
 """Figures drawn at build time from the values the chapters' examples compute.
 
-Each chapter module registers drawing functions with :func:`figure`. A drawing
-function receives the namespace of an example script (its variables after it
-ran) and the page language, and returns a matplotlib Figure. The build
-(``qkvsite.hooks.figures``) adds every registered figure in every language to
-the site; nothing is committed as an image file.
+Each chapter module registers drawing functions with :func:`figure`: one receives the namespace of an example
+script (its variables after it ran) and the page language, and returns a matplotlib Figure. The build
+(``qkvsite.hooks.figures``) adds every figure in every language to the site; no image file is committed.
 
-Every figure comes in Material's light and dark schemes (``<name>.svg`` and
-``<name>.dark.svg``). Drawing code takes its non-data colours from
-:func:`palette` instead of naming "white" or "black"; a figure is drawn once
-per language, in placeholder colours, and each scheme's file is that drawing
-with the placeholders replaced by the scheme's colours (the schemes differ in
-those colours only, never in layout). A placeholder left in a raster image,
-where it cannot be replaced, fails the rendering.
+Every figure comes in Material's light and dark schemes (``<name>.svg``, ``<name>.dark.svg``). Drawing code takes
+its non-data colours from :func:`palette`, never "white" or "black": a figure is drawn once per language in
+placeholder colours, and each scheme's file replaces them by the scheme's (the schemes differ in colours only,
+never in layout). A placeholder left in a raster image, where it cannot be replaced, fails the rendering.
 
 Drawings are cached (``qkvsite.figure_cache``: the figures declared, and a key
 of everything that can change each drawing). An example runs once for all the

@@ -11,6 +11,7 @@ reference list left out; a formula or a code span is one word) at ``WORDS_PER_MI
 """
 
 import re
+from functools import lru_cache
 
 from mkdocs.utils import get_relative_url
 
@@ -26,6 +27,7 @@ WORDS_PER_MINUTE = 200
 MINUTES = {"zh": "（约 {} 分钟）", "en": " ({} min)"}
 
 
+@lru_cache(maxsize=256)  # a pure function of the text: each chapter is counted once while it is unchanged
 def count_words(markdown: str) -> int:
     """The words a reader reads in a page's text: no front matter, fences, comments, link targets or references.
 

@@ -1,29 +1,19 @@
 """Where Material for MkDocs and mkdocs-static-i18n need help, and no template block offers it.
 
-The rest is done with template overrides in ``overrides/`` (repository link,
-footer, link previews). What is left here:
+The rest is done with template overrides in ``overrides/`` (repository link, footer, link previews). Here:
 
-1. No ``<link rel="alternate" hreflang>`` in ``<head>``. Material's JavaScript
-   fetches ``sitemap.xml`` relative to each of them, and mkdocs-static-i18n
-   points them at the same page in the other language: every page asked for
-   ``<page>/sitemap.xml`` and got a 404. The hreflang alternates are in
-   ``sitemap.xml``; the header's language switcher keeps its links. (No template
-   block can drop them: the plugin sets ``config.extra.alternate`` as an
-   attribute per page, which Jinja reads before any override could.)
-2. Search per language (``qkvsite.hooks.search`` splits the index): English
-   pages must look for theirs under ``en/``, so the ``base`` of Material's
-   ``__config`` JSON is set to the language's root (read and written as JSON;
-   a page without it fails the build).
-3. A 404 page per language, with that language's switcher. Every language pass
-   renders the theme's 404.html to the site root, and after the pages the
-   switcher still holds the last page's links. The alternates are set back to
-   the language roots for the 404 template; the Chinese page stays at
+1. No ``<link rel="alternate" hreflang>`` in ``<head>``: Material's JavaScript fetches ``sitemap.xml`` relative
+   to each, and mkdocs-static-i18n points them at the other language's page, so every page got a 404. The
+   alternates stay in ``sitemap.xml`` and the language switcher. (No template block can drop them: the plugin
+   sets ``config.extra.alternate`` per page, which Jinja reads before any override could.)
+2. Search per language (``qkvsite.hooks.search`` splits the index): the ``base`` of Material's ``__config`` JSON
+   is the language's root, so English pages search ``en/`` (a page without it fails the build).
+3. A 404 page per language with its switcher: every pass renders the theme's 404.html to the site root, its
+   switcher holding the last page's links. They are set back to the language roots; the Chinese page stays at
    ``404.html``, the English one goes to ``en/404.html``.
-4. The language switcher keeps the reader's section. Its links lead to the other
-   edition's page, without the ``#section``; the two editions have the same
-   headings in the same order (tests/test_i18n.py), so ``anchors.json`` lists each
-   page's heading ids per language and ``docs/javascripts/site.js`` adds the other
-   edition's id of the same heading when the reader switches.
+4. The language switcher keeps the reader's section: the editions have the same headings in the same order
+   (tests/test_i18n.py), so ``anchors.json`` lists each page's heading ids per language and
+   ``docs/javascripts/site.js`` adds the other edition's id of the same heading to the switcher's link.
 """
 
 import json

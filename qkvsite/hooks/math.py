@@ -1,13 +1,10 @@
 """Formulas typeset as MathML at build time: no math JavaScript in the browser.
 
-Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own
-(pymdownx.arithmatex in generic mode keeps it as TeX in the HTML); each formula
-is converted to MathML here with latex2mathml, which browsers render natively.
-Two steps: when a page's HTML is made (``on_page_content``), each formula
-becomes its plain text, its TeX kept beside it (``plain_formulas``): what
-Material's search plugin indexes (``on_page_context``, priority 0) and what
-the page's description reads. Then (``typeset_page``, ``on_page_context`` after
-the search plugin) each becomes MathML.
+Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own (pymdownx.arithmatex, generic mode,
+keeps the TeX); latex2mathml converts each formula to MathML, which browsers render natively. Two steps: when a
+page's HTML is made (``on_page_content``), each formula becomes its plain text with its TeX beside it
+(``plain_formulas``), what Material's search indexes (``on_page_context``, priority 0) and the description reads;
+then (``typeset_page``, ``on_page_context`` after the search plugin) each becomes MathML.
 A heading with a formula gives itself a readable TOC label and a stable anchor,
 ``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
 Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on

@@ -1,22 +1,15 @@
 """The notebook edition in the build, and what every pass needs made first (``prepare``).
 
-Before the default language's pass, ``prepare`` makes what the cache lacks, at
-the same time: each chapter's notebook executed in its Jupyter kernels
-(``qkvsite.notebooks``, two at a time), while two worker processes
-(``qkvsite.workers``) draw the missing figures (one example's figures per task)
-and link-preview cards. Then every chapter's notebook page and download is
-written to ``docs/notebooks/``, before MkDocs lists the files, so each language
-gets its own notebook page and download.
+Before the default language's pass, ``prepare`` makes what the cache lacks at the same time: the chapters'
+notebooks run in Jupyter kernels (``qkvsite.notebooks``, two at a time) while two worker processes
+(``qkvsite.workers``) draw the missing figures (one example's per task) and link-preview cards. Then each
+chapter's notebook page and download is written to ``docs/notebooks/``, before MkDocs lists the files.
 
-mkdocs-jupyter renders the notebook pages (``execute: false``: the build has run
-them) with the site's template, ``qkvsite/jupyter/nbconvert/templates/``: the
-cells only, without JupyterLab's stylesheet and scripts. nbconvert finds it
-first on Jupyter's data path ($JUPYTER_PATH), ahead of mkdocs-jupyter's own.
-mkdocs-jupyter caches each rendering by the notebook's content and its options,
-in a directory per language (its eviction would otherwise drop the other
-language's entries) named after what its key leaves out (the template, the
-versions of the renderers); the cache's manifest (``qkvsite.cache``) vouches for
-each entry, and any other is deleted before mkdocs-jupyter reads it.
+mkdocs-jupyter renders the notebook pages (``execute: false``) with the site's template,
+``qkvsite/jupyter/nbconvert/templates/`` (the cells only), which nbconvert finds first on $JUPYTER_PATH. It caches
+each rendering by the notebook and its options, in a directory per language (its eviction would drop the other
+language's entries) named after what its key leaves out (the template, the renderers' versions); a manifest
+(``qkvsite.cache``) vouches for each entry, and any other is deleted before mkdocs-jupyter reads it.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Search: one index per language, formulas as text, notebook pages as one entry each.
 
-1. One index per language. Material writes one index for the whole site, so an
-   English query listed Chinese pages and the other way round. After the build
-   the index is split: ``search/search_index.json`` for Chinese,
-   ``en/search/search_index.json`` for English (Material's search on English
-   pages looks there: ``qkvsite.hooks.material_fixes``). Notebook pages, which
-   repeat their chapter's text, are not indexed but each has one entry (its title
-   and description), and the reference lists at the end of the chapters
-   (``config.REFERENCES_HEADING``) are left out: a bibliography full of paper
-   titles would rank first for the very words the chapters explain.
+1. One index per language. Material writes one for the whole site (an English query listed Chinese pages); after
+   the build it is split: ``search/search_index.json`` for Chinese, ``en/search/search_index.json`` for English
+   (where English pages look: ``qkvsite.hooks.material_fixes``). Notebook pages, which repeat their chapter's
+   text, get one entry each (title and description), and the chapters' reference lists
+   (``config.REFERENCES_HEADING``) are left out: paper titles would rank first for the words the chapters explain.
 2. Formulas are indexed as text: the page's MathML carries its TeX
    (``qkvsite.hooks.math``), and the index's text is written back to plain
    formulas, so that a result reads "divide by √dₖ", not "divide by dk".
