@@ -240,11 +240,15 @@ def publish(site_dir: Path, out_dir: Path) -> list[Path]:
 GENERATED = config.DOCS  # notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
 RUNS = Cache("notebook-runs", ".json")
 AT_ONCE = 2  # chapters executed at the same time, each in its kernel
+# the kernels' environment beside the build's: one torch thread (two kernels and the figure workers share the cores;
+# outputs do not depend on it), and no profiler log (torch's Kineto writes every profiler start and stop to stderr,
+# which the notebook would show under the cell)
+KERNEL_ENV = {"OMP_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}
 
 
 def run_key(code: list[str]) -> str:
-    """What a chapter's outputs depend on: its code, torch, Python and the device."""
-    return key(code, config.torch_version(), platform.python_version(), config.example_device())
+    """What a chapter's outputs depend on: its code, torch, Python, the device and the kernels' environment."""
+    return key(code, config.torch_version(), platform.python_version(), config.example_device(), KERNEL_ENV)
 
 
 def cached_outputs(key: str, cells: int) -> list | None:
@@ -272,8 +276,7 @@ async def _execute(code: list[str]) -> list:
             resources={"metadata": {"path": empty}},
             shutdown_kernel="immediate",  # the outputs are in: a graceful shutdown only waits (about a second)
         )
-        # one torch thread: two kernels (and the figure workers) share the cores; outputs do not depend on it
-        await client.async_execute(env={**os.environ, "OMP_NUM_THREADS": "1"})
+        await client.async_execute(env={**os.environ, **KERNEL_ENV})
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]
 
 

@@ -299,6 +299,8 @@ def test_downloaded_notebook_carries_the_outputs_of_a_fresh_kernel_run_of_exactl
     cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert [cell.execution_count for cell in cells] == list(range(1, len(cells) + 1))
     assert not any(output.output_type == "error" for cell in cells for output in cell.outputs)
+    # what the cells print, and nothing on stderr (torch's profiler logs every start and stop there unless told not to)
+    assert [output.text for cell in cells for output in cell.outputs if output.get("name") == "stderr"] == []
 
 
 @pytest.mark.parametrize("lang", LANGS)
