@@ -4,15 +4,15 @@ and how fast the pages load (Lighthouse).
     .venv/bin/python -m qkvsite.bench [--runs 3] [--tests] [--skip-serve]
     .venv/bin/python -m qkvsite.bench --lighthouse SITE_DIR [--runs 3] [PAGE ...]
 
-A benchmark to compare before and after a change, not a test: the median, minimum and maximum over the runs,
-and the time of a fixed Python loop before and after them (the machine's speed). A clean build starts with .cache/
-emptied; a warm build follows it. The serve measurement appends a sentence to docs/qkv.zh.md under `mkdocs serve`
-and times until the served page shows it, then counts the rebuilds in the next 20 s (the page is restored).
+A benchmark to compare before and after a change, not a test: the median, minimum and maximum over the runs, and the
+time of a fixed Python loop before and after them (the machine's speed). A clean build starts with .cache/ emptied; a
+warm build follows it. The serve measurement appends a sentence to docs/qkv.zh.md under `mkdocs serve` and times until
+the served page shows it, then counts the rebuilds in the next 20 s (the page is restored).
 
 ``--lighthouse``: Lighthouse's mobile performance score of every page of a built site (or each PAGE: ``/``,
 ``/en/notebooks/qkv/``), the median of the runs, one at a time, the site served gzipped under a sub-path as GitHub
-Pages serves it. Not a dependency: ``npm install --prefix /tmp/lighthouse lighthouse@12.2.3`` (or $LIGHTHOUSE);
-it drives $CHROMIUM.
+Pages serves it. Not a dependency: ``npm install --prefix /tmp/lighthouse lighthouse@12.2.3`` (or $LIGHTHOUSE); it
+drives $CHROMIUM.
 """
 
 from __future__ import annotations

@@ -1,17 +1,17 @@
 """The build's one cache rule: ``.cache/<name>/<key>``, each entry checked on every read.
 
-- The key is a hash of everything the entry is declared to be made from (``key``): files by their content,
-  package versions, settings, text. Nothing else decides whether an entry is reused.
-- An entry holds a checksum of its bytes, verified when it is read: a missing, truncated, edited or unreadable
-  entry reads as absent, is deleted and made again. It is never published.
-- An entry is written whole (a temporary file, then a rename): a build stopped halfway, or two processes writing
-  the same entry at once, leave a complete entry or none.
-- ``evict`` removes the entries a build did not use (older versions of edited pages, figures, code), but
-  none written since the build started (another build's, running beside it) and no file being written.
+- The key is a hash of everything the entry is declared to be made from (``key``): files by their content, package
+  versions, settings, text. Nothing else decides whether an entry is reused.
+- An entry holds a checksum of its bytes, verified when it is read: a missing, truncated, edited or unreadable entry
+  reads as absent, is deleted and made again. It is never published.
+- An entry is written whole (a temporary file, then a rename): a build stopped halfway, or two processes writing the
+  same entry at once, leave a complete entry or none.
+- ``evict`` removes the entries a build did not use (older versions of edited pages, figures, code), but none written
+  since the build started (another build's, running beside it) and no file being written.
 
-A directory that another package writes (mkdocs-jupyter's rendered pages) follows the same rule through a
-manifest of its files' checksums: ``check_directory`` deletes every file the manifest does not vouch for before
-the package reads it, and ``vouch_for_directory`` writes the manifest after the build.
+A directory that another package writes (mkdocs-jupyter's rendered pages) follows the same rule through a manifest of
+its files' checksums: ``check_directory`` deletes every file the manifest does not vouch for before the package reads
+it, and ``vouch_for_directory`` writes the manifest after the build.
 """
 
 from __future__ import annotations

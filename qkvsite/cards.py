@@ -1,7 +1,7 @@
 """Link-preview cards: a 1200 x 630 PNG per page, its title and the site's name, drawn with matplotlib.
 
-Drawn with the CJK font the figures use: no network, no cairo. Cached as entries of ``Cache("cards")``, keyed by
-the text and the drawing code; ``qkvsite.hooks.social`` adds them to the site and writes the pages' meta tags.
+Drawn with the CJK font the figures use: no network, no cairo. Cached as entries of ``Cache("cards")``, keyed by the
+text and the drawing code; ``qkvsite.hooks.social`` adds them to the site and writes the pages' meta tags.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """What mkdocs.yml says, read without starting MkDocs: snippet settings, languages, chapters.
 
-Each rule lives here once: which language a page is in, where that language's
-pages are served, and which pages are chapters. The hooks, the notebook
-generator and the tests read them from here.
+Each rule lives here once: which language a page is in, where that language's pages are served, and which pages are
+chapters. The hooks, the notebook generator and the tests read them from here.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Which device each ATen operation of a block ran on: the proof behind REQUIRE_CUDA=1.
 
-A block passes the GPU rule when none of its floating-point compute ran off the
-accelerator. Making data is not compute: factories (``torch.ones``, ``torch.tensor``),
-seeded random fills (``torch.randn``, ``nn.Linear``'s initialisation), views,
-copies between devices (``.to(device)``, ``.cpu()``) and reading values out
-(``.item()``, ``.tolist()``, printing) may run on the CPU. So a setup block, a
-definition block, a view-only block or a print-only block passes; a block that
-makes one tensor on the GPU and computes the rest on the CPU does not.
+A block passes the GPU rule when none of its floating-point compute ran off the accelerator. Making data is not
+compute: factories (``torch.ones``, ``torch.tensor``), seeded random fills (``torch.randn``, ``nn.Linear``'s
+initialisation), views, copies between devices (``.to(device)``, ``.cpu()``) and reading values out (``.item()``,
+``.tolist()``, printing) may run on the CPU. So a setup block, a definition block, a view-only block or a print-only
+block passes; a block that makes one tensor on the GPU and computes the rest on the CPU does not.
 """
 
 from __future__ import annotations

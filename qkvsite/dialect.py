@@ -2,18 +2,16 @@
 
 A page is Markdown plus four conventions:
 
-- a Python fence holds only includes, ``--8<-- "snippets/<chapter>/<file>.py:<section>"``
-  (pymdownx.snippets, with the settings of mkdocs.yml);
-- ``<!--pytest-codeblocks:cont-->`` on the line before a fence: the block continues
-  the Python block above it (same namespace);
-- ``<!--pytest-codeblocks:expected-output-->`` before a fence: that fence is what the
-  Python block above it prints;
+- a Python fence holds only includes, ``--8<-- "snippets/<chapter>/<file>.py:<section>"`` (pymdownx.snippets, with the
+  settings of mkdocs.yml);
+- ``<!--pytest-codeblocks:cont-->`` on the line before a fence: the block continues the Python block above it (same
+  namespace);
+- ``<!--pytest-codeblocks:expected-output-->`` before a fence: that fence is what the Python block above it prints;
 - ``![alt](figures/<name>.svg)`` followed by a ``/// caption`` block.
 
-The markers are pytest-codeblocks' syntax; ``tests/test_dialect.py`` checks that
-this parser reads every page as pytest-codeblocks does. A section may declare the
-oldest torch it needs with a comment line ``# requires torch >= 2.5``: the
-runner skips the block on an older torch and the page labels it.
+The markers are pytest-codeblocks' syntax; ``tests/test_dialect.py`` checks that this parser reads every page as
+pytest-codeblocks does. A section may declare the oldest torch it needs with a comment line ``# requires torch >=
+2.5``: the runner skips the block on an older torch and the page labels it.
 """
 
 from __future__ import annotations

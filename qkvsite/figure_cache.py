@@ -1,10 +1,10 @@
 """Which figures there are and their drawings in the cache, known without importing matplotlib.
 
-Every figure is declared in a module of ``qkvsite/figures/`` as ``@figure("<name>", "<example>")``, its example
-a path under ``snippets/`` (a string, or a module-level name bound to one). ``declared`` reads those
-declarations from the modules' source, so a build that finds every drawing cached imports neither matplotlib
-nor torch. A drawing is an entry of ``Cache("figures")`` under a key of everything that can change it
-(``Drawings.keys``); ``qkvsite.figures`` draws the missing ones.
+Every figure is declared in a module of ``qkvsite/figures/`` as ``@figure("<name>", "<example>")``, its example a path
+under ``snippets/`` (a string, or a module-level name bound to one). ``declared`` reads those declarations from the
+modules' source, so a build that finds every drawing cached imports neither matplotlib nor torch. A drawing is an
+entry of ``Cache("figures")`` under a key of everything that can change it (``Drawings.keys``); ``qkvsite.figures``
+draws the missing ones.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The pages' Python highlighting: fewer elements, the colours that carry meaning, each block lexed once.
 
-Pygments gives every token its own ``<span>`` (9,000 of the FAQ's 12,700 elements; each costs the browser style
-and layout time). Names and whitespace, which Material shows uncoloured, and operators and punctuation, which it
-greys, become plain text, and neighbours of one type one token (a notebook page's Lighthouse blocking time fell
-from about 180 ms to 70 ms). Keywords, strings, numbers, comments, builtins and ``in``/``not`` keep their colours.
-Both editions show the same code and ``mkdocs serve`` rebuilds every page on every edit, so lexing, a pure
-function of the text, is done once per block in a process (half a second of each rebuild). mkdocs.yml names
-``PageLexer`` by its alias ``qkv-python``, registered in pyproject.toml (Pygments' plugin entry point).
+Pygments gives every token its own ``<span>`` (9,000 of the FAQ's 12,700 elements; each costs the browser style and
+layout time). Names and whitespace, which Material shows uncoloured, and operators and punctuation, which it greys,
+become plain text, and neighbours of one type one token (a notebook page's Lighthouse blocking time fell from about
+180 ms to 70 ms). Keywords, strings, numbers, comments, builtins and ``in``/``not`` keep their colours. Both editions
+show the same code and ``mkdocs serve`` rebuilds every page on every edit, so lexing, a pure function of the text, is
+done once per block in a process (half a second of each rebuild). mkdocs.yml names ``PageLexer`` by its alias
+``qkv-python``, registered in pyproject.toml (Pygments' plugin entry point).
 """
 
 import functools

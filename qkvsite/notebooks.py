@@ -1,19 +1,20 @@
 """Notebook edition of the chapters, generated from the chapter pages and executed once per chapter.
 
 A chapter page (``docs/<chapter>.<lang>.md``) becomes a notebook: its prose Markdown cells, its Python blocks
-(includes expanded) code cells, so the code comes from the same ``snippets/`` sections and is never kept twice.
-The page's printed outputs are dropped: the notebook shows those of its own run.
+(includes expanded) code cells, so the code comes from the same ``snippets/`` sections and is never kept twice. The
+page's printed outputs are dropped: the notebook shows those of its own run.
 
-Both languages have the same code, run once top to bottom in a fresh Jupyter kernel (nbclient, two chapters at
-a time; an error fails the build). The outputs are entries of ``Cache("notebook-runs")`` under a key of the code,
-torch, Python and the device (``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored, not
-watched by ``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the download
-has its figures attached, absolute links and a line on how to run it in place of the buttons.
+Both languages have the same code, run once top to bottom in a fresh Jupyter kernel (nbclient, two chapters at a time;
+an error fails the build). The outputs are entries of ``Cache("notebook-runs")`` under a key of the code, torch,
+Python and the device (``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored, not watched by
+``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the download has its figures
+attached, absolute links and a line on how to run it in place of the buttons.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import platform
@@ -26,10 +27,11 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+from markdown.extensions.toc import slugify
 
 from qkvsite import config
 from qkvsite.cache import Cache, key
-from qkvsite.dialect import MARKER, Page
+from qkvsite.dialect import MARKER, Page, scan, version_tuple
 
 TITLE = {"zh": "笔记本：{}", "en": "Notebook: {}"}
 HEADER = {
@@ -61,6 +63,7 @@ ATTRS = re.compile(r'[ \t]*\{ *#([\w-]+)(?: +[\w-]+="[^"]*")* *\}')  # {#q8}, { 
 # at the page's
 HEADING = re.compile(r"^#{1,6} .*$", re.M)
 HEADING_ATTRS = re.compile(r"^(#{1,6} .*?)" + ATTRS.pattern + r"[ \t]*$", re.M)
+SECTION_LINK = re.compile(r"\]\(#([^)\s]+)\)")
 
 
 def _quote_admonition(match: re.Match) -> str:
@@ -80,9 +83,8 @@ def _page_link(match: re.Match) -> str:
 def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
     """The Jupytext Markdown notebook of one chapter page.
 
-    Python blocks become code cells (their includes expanded), printed outputs
-    and markers go (the notebook shows its own outputs), a figure's caption
-    becomes an italic line under it.
+    Python blocks become code cells (their includes expanded), printed outputs and markers go (the notebook shows its
+    own outputs), a figure's caption becomes an italic line under it.
     """
     lines = page.text.split("\n")
     replace: dict[int, tuple[int, list[str]]] = {}  # first line -> (last line, new lines)
@@ -120,12 +122,28 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
     text = PAGE_LINK.sub(_page_link, text)
     text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)
     text = ATTRS.sub("", text)
+    # a link to a section leads to it on the chapter page (the notebook's headings have nbconvert's or Jupyter's ids,
+    # not the page's), unless the notebook keeps the section's explicit anchor
+    kept = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    text = SECTION_LINK.sub(lambda m: m[0] if m[1] in kept else f"](../../{chapter}/#{m[1]})", text)
+    text = _unnamed_heading_anchors(text)
     # a notebook page's table of contents (mkdocs-jupyter) drops a heading's code spans: keep their text
     text = HEADING.sub(lambda m: m[0].replace("`", ""), text)
     title, _, rest = text.partition("\n")
     title = "# " + TITLE[page.lang].format(title.removeprefix("# "))
     header = HEADER[page.lang].format(chapter=chapter, number=config.chapters().index(chapter) + 1)
     return f"{title}\n\n{header}\n\n{buttons(chapter, page.lang, colab)}\n{rest}"
+
+
+def _unnamed_heading_anchors(text: str) -> str:
+    """A heading without an ASCII letter or digit ("小结") gets the id mkdocs-jupyter's table of contents links to,
+    "_1", "_2"... (Python-Markdown's default slugify); nbconvert gives it none."""
+    code = {i for fence in scan(text) for i in range(fence.start, fence.end + 1)}
+    lines, unnamed = text.split("\n"), itertools.count(1)
+    for i, line in enumerate(lines):
+        if i not in code and HEADING.fullmatch(line) and not slugify(line.lstrip("#"), "-"):
+            lines[i] = f'<a id="_{next(unnamed)}"></a>\n\n{line}'
+    return "\n".join(lines)
 
 
 SETUP = """\
@@ -144,12 +162,19 @@ SETUP_COMMENT = {
     "zh": "本笔记本需要 torch ≥ {torch}（Python ≥ {python}）：没有安装时在这里安装（Colab 已经装好）",
     "en": "This notebook needs torch >= {torch} (Python >= {python}): installed here if missing (Colab has it)",
 }
+NEWER = {
+    "zh": "\n# 标有“# requires torch >= X.Y”的单元需要更新的 torch（本笔记本里最高 {newest}）",
+    "en": "\n# cells marked `# requires torch >= X.Y` need a newer torch (up to {newest} in this notebook)",
+}
 
 
-def setup_cell(lang: str) -> str:
-    """The first code cell: the torch the examples need (the oldest supported, from .ci/torch-versions)."""
+def setup_cell(lang: str, newest: str | None = None) -> str:
+    """The first code cell: the torch the examples need (the oldest supported, from .ci/torch-versions), and the
+    newest a cell of the notebook declares."""
     torch_version, python = config.oldest_supported()
     comment = SETUP_COMMENT[lang].format(torch=torch_version, python=python)
+    if newest and version_tuple(newest) > version_tuple(torch_version):
+        comment += NEWER[lang].format(newest=newest)
     torch_tuple = ", ".join(torch_version.split("."))
     return SETUP.format(comment=comment, torch=torch_version, torch_tuple=torch_tuple)
 
@@ -166,7 +191,8 @@ def chapter_notebook(page: Page, chapter: str, colab: str | None = None):
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata.pop("jupytext", None)
     first_code = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
-    notebook.cells.insert(first_code, nbformat.v4.new_code_cell(setup_cell(page.lang)))
+    newest = max((block.requires for block in page.blocks if block.requires), key=version_tuple, default=None)
+    notebook.cells.insert(first_code, nbformat.v4.new_code_cell(setup_cell(page.lang, newest)))
     for index, cell in enumerate(notebook.cells):
         cell.id = f"cell-{index}"  # nbformat's ids are random: the same chapter must give the same file
     return notebook

@@ -6,10 +6,10 @@ in one namespace; only its own printed output is compared with the output block 
 
 Options and switches:
 
-- ``--update-outputs`` rewrites the pages' output blocks from this run instead of failing on a difference (run
-  both editions to update both).
-- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails if any floating-point compute it
-  runs happens off the GPU (``qkvsite.devices``).
+- ``--update-outputs`` rewrites the pages' output blocks from this run instead of failing on a difference (run both
+  editions to update both).
+- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails if any floating-point compute it runs
+  happens off the GPU (``qkvsite.devices``).
 - A block whose code declares ``# requires torch >= X.Y`` (or continues one that does) is skipped on an older torch.
 - Every run that executes page blocks writes a verification record (``qkvsite.records``) to ``--record-dir``.
 """
@@ -93,12 +93,10 @@ UNWATCHED = re.compile(r"\b(?:flex_attention|torch\.compile|causal_lower_right|c
 def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: str | None = None) -> str:
     """Run page.blocks[index] after the blocks it continues; return what it printed.
 
-    ``namespaces`` keeps the namespace of the last block run, so a chain runs
-    each block once when its tests run in order. A chain that already ran in
-    this process (the same block on the other edition's page) is not run again:
-    its printed output is returned. With an ``accelerator`` (``"cuda"`` under
-    REQUIRE_CUDA=1), the block fails if any of its own floating-point compute
-    ran on another device.
+    ``namespaces`` keeps the namespace of the last block run, so a chain runs each block once when its tests run in
+    order. A chain that already ran in this process (the same block on the other edition's page) is not run again: its
+    printed output is returned. With an ``accelerator`` (``"cuda"`` under REQUIRE_CUDA=1), the block fails if any of
+    its own floating-point compute ran on another device.
     """
     block = page.blocks[index]
     key = (accelerator, *(earlier.code for earlier in page.chain(index)), block.code)

@@ -1,13 +1,11 @@
 """Verification records: what ran the page blocks, where, and with which result.
 
-Every test run that executes page blocks writes one small JSON record
-(``write``). Committed records live in ``verification/records/``; the
-Verification page and the footer are generated from them (``load_all``,
-``summary``), so the site claims only what a record shows.
+Every test run that executes page blocks writes one small JSON record (``write``). Committed records live in
+``verification/records/``; the Verification page and the footer are generated from them (``load_all``, ``summary``),
+so the site claims only what a record shows.
 
-A record proves the pages it ran, not whatever the pages say later: it carries
-the fingerprint of every page block (code, shown output, torch requirement)
-and how many there were, and the site claims only records whose run covered
+A record proves the pages it ran, not whatever the pages say later: it carries the fingerprint of every page block
+(code, shown output, torch requirement) and how many there were, and the site claims only records whose run covered
 every block of the pages as they are now (``proves``).
 """
 

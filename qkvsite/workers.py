@@ -1,12 +1,11 @@
 """The build's worker processes, which never outlive it.
 
-A clean build draws its figures and link-preview cards in two worker processes (``pool``), while the notebooks
-run in their Jupyter kernels. Each worker is a fresh Python (spawned, not forked from a build that holds
-threads), with one torch thread (two workers and two kernels share the cores). ``pool`` is a
-``multiprocessing.Pool``: leaving its ``with`` block, normally or by an error or Ctrl-C, terminates the workers
-at once. A build killed outright (SIGTERM, SIGKILL) runs no cleanup, so each worker also watches its parent and
-exits as soon as it is gone (``exit_with_parent``), as ipykernel's kernels do (jupyter_client hands them the
-build's pid in $JPY_PARENT_PID).
+A clean build draws its figures and link-preview cards in two worker processes (``pool``), while the notebooks run in
+their Jupyter kernels. Each worker is a fresh Python (spawned, not forked from a build that holds threads), with one
+torch thread (two workers and two kernels share the cores). ``pool`` is a ``multiprocessing.Pool``: leaving its
+``with`` block, normally or by an error or Ctrl-C, terminates the workers at once. A build killed outright (SIGTERM,
+SIGKILL) runs no cleanup, so each worker also watches its parent and exits as soon as it is gone
+(``exit_with_parent``), as ipykernel's kernels do (jupyter_client hands them the build's pid in $JPY_PARENT_PID).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 import html
 import os
 import re
+import urllib.parse
 from pathlib import Path
 
 import nbformat
@@ -309,6 +310,26 @@ def test_a_notebook_first_checks_for_the_oldest_supported_torch(lang):
     setup = code_of(notebook)[0]
     torch_version, python = config.oldest_supported()
     assert f'%pip install "torch>={torch_version}"' in setup and "Python" in setup and python in setup
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_notebooks_setup_cell_names_the_newest_torch_one_of_its_cells_needs(lang):
+    def setup(chapter: str) -> str:
+        return code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter))[0]
+
+    assert "requires torch >= X.Y" in setup("scaled-dot-product") and "2.7" in setup("scaled-dot-product")
+    assert "requires torch" not in setup("dot-product")  # every cell runs on the oldest supported torch
+
+
+@pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
+def test_every_section_link_and_contents_entry_of_a_notebook_page_leads_to_its_section(site, chapter, lang):
+    ids = lambda html: set(re.findall(r'\bid="([^"]+)"', html))  # noqa: E731
+    links = lambda html, to: {urllib.parse.unquote(a) for a in re.findall(rf'href="{to}#([^"]+)"', html)}  # noqa: E731
+    root = Path(site) / config.url_prefix(lang)
+    notebook = (root / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
+    assert links(notebook, "") <= ids(notebook)  # within the notebook page (a browser decodes %E6...)
+    chapter_page = (root / chapter / "index.html").read_text(encoding="utf-8")
+    assert links(notebook, rf"\.\./\.\./{chapter}/") <= ids(chapter_page)  # on the chapter page
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)

@@ -1,19 +1,18 @@
 """Figures drawn at build time from the values the chapters' examples compute.
 
-Each chapter module registers drawing functions with :func:`figure`: one receives the namespace of an example
-script (its variables after it ran) and the page language, and returns a matplotlib Figure. The build
+Each chapter module registers drawing functions with :func:`figure`: one receives the namespace of an example script
+(its variables after it ran) and the page language, and returns a matplotlib Figure. The build
 (``qkvsite.hooks.figures``) adds every figure in every language to the site; no image file is committed.
 
-Every figure comes in Material's light and dark schemes (``<name>.svg``, ``<name>.dark.svg``). Drawing code takes
-its non-data colours from :func:`palette`, never "white" or "black": a figure is drawn once per language in
-placeholder colours, and each scheme's file replaces them by the scheme's (the schemes differ in colours only,
-never in layout). A placeholder left in a raster image, where it cannot be replaced, fails the rendering.
+Every figure comes in Material's light and dark schemes (``<name>.svg``, ``<name>.dark.svg``). Drawing code takes its
+non-data colours from :func:`palette`, never "white" or "black": a figure is drawn once per language in placeholder
+colours, and each scheme's file replaces them by the scheme's (the schemes differ in colours only, never in layout). A
+placeholder left in a raster image, where it cannot be replaced, fails the rendering.
 
-Drawings are cached (``qkvsite.figure_cache``: the figures declared, and a key
-of everything that can change each drawing). An example runs once for all the
-figures and languages that use it; under ``mkdocs serve`` an edited figure
-module is imported again. ``draw`` draws a list of them: the build hands each
-example's figures to a worker process (``qkvsite.workers``).
+Drawings are cached (``qkvsite.figure_cache``: the figures declared, and a key of everything that can change each
+drawing). An example runs once for all the figures and languages that use it; under ``mkdocs serve`` an edited figure
+module is imported again. ``draw`` draws a list of them: the build hands each example's figures to a worker process
+(``qkvsite.workers``).
 """
 
 from __future__ import annotations

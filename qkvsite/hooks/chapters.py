@@ -1,13 +1,12 @@
 """The chapter list, written once (the first section of mkdocs.yml's nav, ``qkvsite.config.chapters``).
 
-From it: the nav's notebook section, the chapter list of each home page (the
-line ``<!-- chapters -->``), made of each chapter's title, the
-``description`` of its front matter and its reading time, and under each chapter's title the links
-to its notebook: the notebook page, the .ipynb download and "Open in Colab".
+From it: the nav's notebook section, the chapter list of each home page (the line ``<!-- chapters -->``), made of each
+chapter's title, the ``description`` of its front matter and its reading time, and under each chapter's title the
+links to its notebook: the notebook page, the .ipynb download and "Open in Colab".
 
-Reading time is counted, not typed: the words of a chapter's English text (code, outputs and the
-reference list left out; a formula or a code span is one word) at ``WORDS_PER_MINUTE``. The home page's
-``<!-- reading-time -->`` becomes the range over all chapters, e.g. "10–19".
+Reading time is counted, not typed: the words of a chapter's English text (code, outputs and the reference list left
+out; a formula or a code span is one word) at ``WORDS_PER_MINUTE``. The home page's ``<!-- reading-time -->`` becomes
+the range over all chapters, e.g. "10–19".
 """
 
 import re

@@ -1,8 +1,8 @@
 """Chinese text set as Chinese: a source line that breaks between two CJK characters joins the next one.
 
 HTML turns a line break into a space, and Chinese puts none between characters, so "注意力：\\n点积" would show
-"注意力： 点积". Lines inside code fences are left as they are, and so is a line that ends a heading, a table row or
-a block's opening line.
+"注意力： 点积". Lines inside code fences are left as they are, and so is a line that ends a heading, a table row or a
+block's opening line.
 """
 
 import re

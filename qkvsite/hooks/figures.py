@@ -1,12 +1,10 @@
 """Every figure in the site, light and dark, drawn at build time (``qkvsite.figures``, ``qkvsite.figure_cache``).
 
-Each is added to the build as generated files, ``figures/<name>.svg`` and
-``figures/<name>.dark.svg``, with labels in the language being built; pages of
-both languages link to the same relative paths. No image is ever committed.
+Each is added to the build as generated files, ``figures/<name>.svg`` and ``figures/<name>.dark.svg``, with labels in
+the language being built; pages of both languages link to the same relative paths. No image is ever committed.
 
-On a page, the author writes ``![alt](figures/<name>.svg)``; it becomes both
-variants, each a link to itself (a tap on a phone opens the figure full size),
-of which the page shows the one of its colour scheme (docs/stylesheets/extra.css)
+On a page, the author writes ``![alt](figures/<name>.svg)``; it becomes both variants, each a link to itself (a tap on
+a phone opens the figure full size), of which the page shows the one of its colour scheme (docs/stylesheets/extra.css)
 and loads it lazily.
 """
 

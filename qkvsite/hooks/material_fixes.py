@@ -2,15 +2,15 @@
 
 The rest is done with template overrides in ``overrides/`` (repository link, footer, link previews). Here:
 
-1. No ``<link rel="alternate" hreflang>`` in ``<head>``: Material's JavaScript fetches ``sitemap.xml`` relative
-   to each, and mkdocs-static-i18n points them at the other language's page, so every page got a 404. The
-   alternates stay in ``sitemap.xml`` and the language switcher. (No template block can drop them: the plugin
-   sets ``config.extra.alternate`` per page, which Jinja reads before any override could.)
-2. Search per language (``qkvsite.hooks.search`` splits the index): the ``base`` of Material's ``__config`` JSON
-   is the language's root, so English pages search ``en/`` (a page without it fails the build).
-3. A 404 page per language with its switcher: every pass renders the theme's 404.html to the site root, its
-   switcher holding the last page's links. They are set back to the language roots; the Chinese page stays at
-   ``404.html``, the English one goes to ``en/404.html``.
+1. No ``<link rel="alternate" hreflang>`` in ``<head>``: Material's JavaScript fetches ``sitemap.xml`` relative to
+   each, and mkdocs-static-i18n points them at the other language's page, so every page got a 404. The alternates stay
+   in ``sitemap.xml`` and the language switcher. (No template block can drop them: the plugin sets
+   ``config.extra.alternate`` per page, which Jinja reads before any override could.)
+2. Search per language (``qkvsite.hooks.search`` splits the index): the ``base`` of Material's ``__config`` JSON is
+   the language's root, so English pages search ``en/`` (a page without it fails the build).
+3. A 404 page per language with its switcher: every pass renders the theme's 404.html to the site root, its switcher
+   holding the last page's links. They are set back to the language roots; the Chinese page stays at ``404.html``, the
+   English one goes to ``en/404.html``.
 4. The language switcher keeps the reader's section: the editions have the same headings in the same order
    (tests/test_i18n.py), so ``anchors.json`` lists each page's heading ids per language and
    ``docs/javascripts/site.js`` adds the other edition's id of the same heading to the switcher's link.

@@ -1,17 +1,15 @@
 """Formulas typeset as MathML at build time: no math JavaScript in the browser.
 
-Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own (pymdownx.arithmatex, generic mode,
-keeps the TeX); latex2mathml converts each formula to MathML, which browsers render natively. Two steps: when a
-page's HTML is made (``on_page_content``), each formula becomes its plain text with its TeX beside it
-(``plain_formulas``), what Material's search indexes (``on_page_context``, priority 0) and the description reads;
-then (``typeset_page``, ``on_page_context`` after the search plugin) each becomes MathML.
-A heading with a formula gives itself a readable TOC label and a stable anchor,
-``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
-Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on
-this site (mkdocs-jupyter leaves the TeX in the Markdown cells) are typeset here too.
-Where only text fits (the search index, a notebook page's table of contents, a
-description in ``<meta>``), ``plain_tex`` writes a formula in Unicode: X Xᵀ, √dₖ, Wᴼ;
-a script Unicode lacks (W^Q, L_q) is ``<sup>``/``<sub>`` where HTML goes, else as TeX.
+Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own (pymdownx.arithmatex, generic mode, keeps
+the TeX); latex2mathml converts each formula to MathML, which browsers render natively. Two steps: when a page's HTML
+is made (``on_page_content``), each formula becomes its plain text with its TeX beside it (``plain_formulas``), what
+Material's search indexes (``on_page_context``, priority 0) and the description reads; then (``typeset_page``,
+``on_page_context`` after the search plugin) each becomes MathML. A heading with a formula gives itself a readable TOC
+label and a stable anchor, ``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
+Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on this site (mkdocs-jupyter leaves the
+TeX in the Markdown cells) are typeset here too. Where only text fits (the search index, a notebook page's table of
+contents, a description in ``<meta>``), ``plain_tex`` writes a formula in Unicode: X Xᵀ, √dₖ, Wᴼ; a script Unicode
+lacks (W^Q, L_q) is ``<sup>``/``<sub>`` where HTML goes, else as TeX.
 """
 
 import html

@@ -1,9 +1,9 @@
 """The notebook edition in the build, and what every pass needs made first (``prepare``).
 
-Before the default language's pass, ``prepare`` makes what the cache lacks at the same time: the chapters'
-notebooks run in Jupyter kernels (``qkvsite.notebooks``, two at a time) while two worker processes
-(``qkvsite.workers``) draw the missing figures (one example's per task) and link-preview cards. Then each
-chapter's notebook page and download is written to ``docs/notebooks/``, before MkDocs lists the files.
+Before the default language's pass, ``prepare`` makes what the cache lacks at the same time: the chapters' notebooks
+run in Jupyter kernels (``qkvsite.notebooks``, two at a time) while two worker processes (``qkvsite.workers``) draw
+the missing figures (one example's per task) and link-preview cards. Then each chapter's notebook page and download is
+written to ``docs/notebooks/``, before MkDocs lists the files.
 
 mkdocs-jupyter renders the notebook pages (``execute: false``) with the site's template,
 ``qkvsite/jupyter/nbconvert/templates/`` (the cells only), which nbconvert finds first on $JUPYTER_PATH. It caches
@@ -117,10 +117,9 @@ def on_disk(chapter: str) -> str:
 def notebook_pages_are_pages(files, config):
     """The notebook pages are pages again.
 
-    mkdocs-jupyter marks .ipynb files as pages (its NotebookFile), and
-    mkdocs-static-i18n then rebuilds every file as a plain File: it keeps the
-    page's URL but no longer counts it as a page. Each is wrapped again, with the
-    URL the i18n plugin gave it and the alternates its language switcher needs.
+    mkdocs-jupyter marks .ipynb files as pages (its NotebookFile), and mkdocs-static-i18n then rebuilds every file as
+    a plain File: it keeps the page's URL but no longer counts it as a page. Each is wrapped again, with the URL the
+    i18n plugin gave it and the alternates its language switcher needs.
     """
     jupyter = config.plugins.get("mkdocs-jupyter")
     for file in [f for f in files if f.src_uri.endswith(".ipynb") and f.dest_uri.endswith("index.html")]:

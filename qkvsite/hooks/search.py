@@ -1,13 +1,12 @@
 """Search: one index per language, formulas as text, notebook pages as one entry each.
 
-1. One index per language. Material writes one for the whole site (an English query listed Chinese pages); after
-   the build it is split: ``search/search_index.json`` for Chinese, ``en/search/search_index.json`` for English
-   (where English pages look: ``qkvsite.hooks.material_fixes``). Notebook pages, which repeat their chapter's
-   text, get one entry each (title and description), and the chapters' reference lists
-   (``config.REFERENCES_HEADING``) are left out: paper titles would rank first for the words the chapters explain.
-2. Formulas are indexed as text: the page's MathML carries its TeX
-   (``qkvsite.hooks.math``), and the index's text is written back to plain
-   formulas, so that a result reads "divide by √dₖ", not "divide by dk".
+1. One index per language. Material writes one for the whole site (an English query listed Chinese pages); after the
+   build it is split: ``search/search_index.json`` for Chinese, ``en/search/search_index.json`` for English (where
+   English pages look: ``qkvsite.hooks.material_fixes``). Notebook pages, which repeat their chapter's text, get one
+   entry each (title and description), and the chapters' reference lists (``config.REFERENCES_HEADING``) are left out:
+   paper titles would rank first for the words the chapters explain.
+2. Formulas are indexed as text: the page's MathML carries its TeX (``qkvsite.hooks.math``), and the index's text is
+   written back to plain formulas, so that a result reads "divide by √dₖ", not "divide by dk".
 """
 
 import json

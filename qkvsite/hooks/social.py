@@ -1,10 +1,9 @@
 """Link previews: OpenGraph and Twitter card data for every page, and its card image (``qkvsite.cards``).
 
-The image (1200 x 630 PNG, ``cards/<page>.png`` in each language's root) shows
-the page title and the site's name; the build draws the missing ones before its
-first pass (``qkvsite.hooks.notebooks.prepare``). ``overrides/main.html`` writes
-the meta tags from ``page.meta["qkv_card"]``; the page description (also
-Material's ``<meta name="description">``) is the page's first paragraph.
+The image (1200 x 630 PNG, ``cards/<page>.png`` in each language's root) shows the page title and the site's name; the
+build draws the missing ones before its first pass (``qkvsite.hooks.notebooks.prepare``). ``overrides/main.html``
+writes the meta tags from ``page.meta["qkv_card"]``; the page description (also Material's ``<meta
+name="description">``) is the page's first paragraph.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Every code block labelled with where it comes from, linked to that source in the repository.
 
-A Python block gets the snippet file it includes as its title, plus "continues
-the block above" for a ``cont`` block and "requires torch >= X.Y" where its code
-(or a block it continues) declares it; an output block is titled "Output".
-Authors write only the markers and declarations; the labels follow from them
-(``qkvsite.dialect``), so the page and the tests cannot disagree. Each file name
-in a title links to the snippet's lines in the repository, and a Markdown link
-``[text](repo:path)`` links to a file of the repository (``README.md``). A build
-without ``REPO_URL`` (a local one) links the GitHub repository its clone came from.
+A Python block gets the snippet file it includes as its title, plus "continues the block above" for a ``cont`` block
+and "requires torch >= X.Y" where its code (or a block it continues) declares it; an output block is titled "Output".
+Authors write only the markers and declarations; the labels follow from them (``qkvsite.dialect``), so the page and
+the tests cannot disagree. Each file name in a title links to the snippet's lines in the repository, and a Markdown
+link ``[text](repo:path)`` links to a file of the repository (``README.md``). A build without ``REPO_URL`` (a local
+one) links the GitHub repository its clone came from.
 """
 
 import html
@@ -41,10 +39,9 @@ def block_title(block: Block, lang: str) -> str:
 def add_titles(page: Page) -> str:
     """The page's Markdown with a title on every Python block and output block.
 
-    The fence's attributes also say what the page's script needs: a block that
-    continues the one above carries ``.qkv-cont`` (its copy button copies the
-    whole chain, docs/javascripts/site.js), an output block ``.qkv-output`` (no
-    copy button: it is not code).
+    The fence's attributes also say what the page's script needs: a block that continues the one above carries
+    ``.qkv-cont`` (its copy button copies the whole chain, docs/javascripts/site.js), an output block ``.qkv-output``
+    (no copy button: it is not code).
     """
     lines = page.text.split("\n")
     fences = []

@@ -1,10 +1,9 @@
 """The Verification page and the footer's claim, both generated from the committed records.
 
-``verification/records/*.json`` are written by test runs (``qkvsite.records``).
-The footer says which devices and torch versions ran every page block as the
-pages are now (``records.proves``), and "GPU: not yet run" until a CUDA record
-does; the Verification page lists the records themselves in place of the line
-``<!-- verification-records -->``, each marked with whether it ran these pages.
+``verification/records/*.json`` are written by test runs (``qkvsite.records``). The footer says which devices and
+torch versions ran every page block as the pages are now (``records.proves``), and "GPU: not yet run" until a CUDA
+record does; the Verification page lists the records themselves in place of the line ``<!-- verification-records
+-->``, each marked with whether it ran these pages.
 """
 
 from qkvsite import config as site
