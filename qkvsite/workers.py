@@ -31,7 +31,8 @@ def exit_with_parent(parent: int, interval: float = 0.2) -> None:
 
 
 def _start_worker(build: int) -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"  # read when torch is imported, which happens later in this process
+    # read when torch is imported, later in this process: one thread, and no profiler log lines in the build's output
+    os.environ.update(OMP_NUM_THREADS="1", KINETO_LOG_LEVEL="6")
     exit_with_parent(build)
 
 

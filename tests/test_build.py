@@ -240,3 +240,14 @@ def test_the_one_private_module_the_gpu_rule_imports_still_gives_torch_dispatch_
     with DeviceLog() as log:
         torch.ones(2) * 2
     assert log.on("cpu") == 1, "torch.utils._python_dispatch.TorchDispatchMode no longer sees ATen operations"
+
+
+def test_a_build_worker_computes_with_one_thread_and_writes_no_profiler_log():
+    # the figure workers run the examples, one of which profiles memory: torch's Kineto would log every profiler
+    # start and stop in the middle of the build's output
+    from qkvsite import workers
+
+    with workers.pool(1) as pool:
+        names = ("OMP_NUM_THREADS", "KINETO_LOG_LEVEL")
+        settings = [pool.apply(workers.call, ("os", "getenv", name)) for name in names]
+    assert settings == ["1", "6"]
