@@ -77,8 +77,7 @@ def snippet_sources(example: str) -> list[Path]:
 
 
 @lru_cache(maxsize=256)  # a pure function of the source text, as _declarations
-def _imports(source: str) -> tuple[str, ...]:
-    """The ``snippets.`` modules a source imports."""
+def _imports(source: str) -> tuple[str, ...]:  # the snippets modules a source imports
     names = []
     for node in ast.walk(ast.parse(source)):
         names += [node.module] if isinstance(node, ast.ImportFrom) and node.module else []

@@ -14,6 +14,7 @@ attached, absolute links and a line on how to run it in place of the buttons.
 from __future__ import annotations
 
 import asyncio
+import html
 import itertools
 import json
 import os
@@ -55,7 +56,7 @@ def buttons(chapter: str, lang: str, colab: str | None) -> str:
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
-ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) \w+(?: "([^"]*)")?\n((?:(?:    .*)?\n)*)', re.M)
+ADMONITION = re.compile(r'^(!!!|\?\?\?\+?) (\w+)(?: "([^"]*)")?\n((?:(?:    .*)?\n)*)', re.M)
 PAGE_LINK = re.compile(r"\]\(([\w-]+)\.md(#[^)]*)?\)")
 ATTRS = re.compile(r'[ \t]*\{ *#([\w-]+)(?: +[\w-]+="[^"]*")* *\}')  # {#q8}, { #id data-toc-label="..." }
 # a heading's explicit anchor becomes an anchor of the notebook too: Jupyter derives its own from the heading's
@@ -67,11 +68,16 @@ SECTION_LINK = re.compile(r"\]\(#([^)\s]+)\)")
 
 
 def _quote_admonition(match: re.Match) -> str:
-    """An admonition becomes a block quote; one that holds code is just dedented (code must stay a cell)."""
-    title, body = match.group(1), textwrap.dedent(match.group(2)).strip("\n")
+    """An admonition becomes a block quote, a collapsible one (``???``) a ``<details>`` that Jupyter and the notebook
+    page fold too; one that holds code is just dedented (code must stay a cell)."""
+    marker, kind, title, body = match[1], match[2], match[3], textwrap.dedent(match[4]).strip("\n")
     lines = ([f"**{title}**", ""] if title else []) + body.split("\n")
     if "```" in body:
         return "\n".join(lines) + "\n\n"
+    if marker != "!!!":
+        summary = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(title or "", quote=False))
+        opened = " open" if marker == "???+" else ""
+        return f'<details class="{kind}"{opened}><summary>{summary}</summary>\n\n{body}\n\n</details>\n\n'
     return "\n".join(f"> {line}".rstrip() for line in lines) + "\n\n"
 
 
@@ -122,8 +128,7 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
     text = PAGE_LINK.sub(_page_link, text)
     text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)
     text = ATTRS.sub("", text)
-    # a link to a section leads to it on the chapter page (the notebook's headings have nbconvert's or Jupyter's ids,
-    # not the page's), unless the notebook keeps the section's explicit anchor
+    # a section link leads to the chapter page (a notebook's headings have other ids) unless the anchor is kept here
     kept = set(re.findall(r'<a id="([^"]+)"></a>', text))
     text = SECTION_LINK.sub(lambda m: m[0] if m[1] in kept else f"](../../{chapter}/#{m[1]})", text)
     text = _unnamed_heading_anchors(text)
@@ -266,9 +271,8 @@ def publish(site_dir: Path, out_dir: Path) -> list[Path]:
 GENERATED = config.DOCS  # notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
 RUNS = Cache("notebook-runs", ".json")
 AT_ONCE = 2  # chapters executed at the same time, each in its kernel
-# the kernels' environment beside the build's: one torch thread (two kernels and the figure workers share the cores;
-# outputs do not depend on it), and no profiler log (torch's Kineto writes every profiler start and stop to stderr,
-# which the notebook would show under the cell)
+# the kernels' environment: one torch thread (kernels and figure workers share the cores; outputs do not depend on
+# it) and no Kineto profiler log (every profiler start and stop on stderr, which a notebook shows under the cell)
 KERNEL_ENV = {"OMP_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}
 
 

@@ -15,6 +15,7 @@ from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
 from qkvsite.dialect import Page
 from qkvsite.notebooks import (
     cached_outputs,
+    chapter_markdown,
     chapter_notebook,
     code_of,
     page_code_of,
@@ -310,6 +311,22 @@ def test_a_notebook_first_checks_for_the_oldest_supported_torch(lang):
     setup = code_of(notebook)[0]
     torch_version, python = config.oldest_supported()
     assert f'%pip install "torch>={torch_version}"' in setup and "Python" in setup and python in setup
+
+
+def test_a_collapsible_box_folds_in_the_notebook_too_unless_it_holds_code():
+    text = (
+        "# 2. Title\n\n"
+        '??? success "Answer with `code`"\n\n    It folds.\n\n'
+        '???+ info "Open"\n\n    Open at first.\n\n'
+        '!!! note "Note"\n\n    A quote.\n\n'
+        '??? example "Code"\n\n    ```python\n    x = 1\n    ```\n'
+    )
+    markdown = chapter_markdown(Page(DOCS / "qkv.en.md", text=text), "qkv")
+    folded = '<details class="success"><summary>Answer with <code>code</code></summary>\n\nIt folds.\n\n</details>'
+    assert folded in markdown
+    assert '<details class="info" open><summary>Open</summary>' in markdown
+    assert "> **Note**\n>\n> A quote." in markdown
+    assert "**Code**\n\n```python\nx = 1\n```" in markdown  # code stays a cell of its own
 
 
 @pytest.mark.parametrize("lang", LANGS)
