@@ -137,6 +137,9 @@ SUMMARY_HEADING = {"zh": "小结", "en": "Summary"}
 EXERCISES_HEADING = {"zh": "练习", "en": "Exercises"}
 REFERENCES_HEADING = {"zh": "参考资料与延伸阅读", "en": "References and further reading"}
 
+# where an example runs outside the page-block runner (the notebooks' kernels, the figure workers): one torch thread
+# (they share the cores; outputs do not depend on it) and no Kineto profiler log (every start and stop on stderr)
+EXAMPLE_ENV = {"OMP_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}
 CHAPTERS_SECTION = 0  # the chapters are the first section of the nav
 NOTEBOOKS_SECTION = "笔记本"  # the nav section of their notebooks, added at build time (nav_translations names it)
 

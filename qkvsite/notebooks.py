@@ -271,14 +271,11 @@ def publish(site_dir: Path, out_dir: Path) -> list[Path]:
 GENERATED = config.DOCS  # notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
 RUNS = Cache("notebook-runs", ".json")
 AT_ONCE = 2  # chapters executed at the same time, each in its kernel
-# the kernels' environment: one torch thread (kernels and figure workers share the cores; outputs do not depend on
-# it) and no Kineto profiler log (every profiler start and stop on stderr, which a notebook shows under the cell)
-KERNEL_ENV = {"OMP_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}
 
 
 def run_key(code: list[str]) -> str:
     """What a chapter's outputs depend on: its code, torch, Python, the device and the kernels' environment."""
-    return key(code, config.torch_version(), platform.python_version(), config.example_device(), KERNEL_ENV)
+    return key(code, config.torch_version(), platform.python_version(), config.example_device(), config.EXAMPLE_ENV)
 
 
 def cached_outputs(key: str, cells: int) -> list | None:
@@ -306,7 +303,7 @@ async def _execute(code: list[str]) -> list:
             resources={"metadata": {"path": empty}},
             shutdown_kernel="immediate",  # the outputs are in: a graceful shutdown only waits (about a second)
         )
-        await client.async_execute(env={**os.environ, **KERNEL_ENV})
+        await client.async_execute(env={**os.environ, **config.EXAMPLE_ENV})
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]
 
 

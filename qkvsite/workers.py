@@ -16,6 +16,8 @@ import os
 import threading
 import time
 
+from qkvsite import config
+
 WORKERS = 2
 
 
@@ -31,8 +33,7 @@ def exit_with_parent(parent: int, interval: float = 0.2) -> None:
 
 
 def _start_worker(build: int) -> None:
-    # read when torch is imported, later in this process: one thread, and no profiler log lines in the build's output
-    os.environ.update(OMP_NUM_THREADS="1", KINETO_LOG_LEVEL="6")
+    os.environ.update(config.EXAMPLE_ENV)  # read when torch is imported, later in this process
     exit_with_parent(build)
 
 
