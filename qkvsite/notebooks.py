@@ -6,9 +6,9 @@ page's printed outputs are dropped: the notebook shows those of its own run.
 
 Both languages have the same code, run once top to bottom in a fresh Jupyter kernel (nbclient, two chapters at a time;
 an error fails the build). The outputs are entries of ``Cache("notebook-runs")`` under a key of the code, torch,
-Python, the device and the environment (``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored, not watched by
-``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the download has its figures
-attached, absolute links and a line on how to run it in place of the buttons.
+Python, the device and the environment (``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored,
+not watched by ``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the download
+has its figures attached, absolute links and a line on how to run it in place of the buttons.
 """
 
 from __future__ import annotations
