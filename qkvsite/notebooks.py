@@ -67,18 +67,18 @@ HEADING_ATTRS = re.compile(r"^(#{1,6} .*?)" + ATTRS.pattern + r"[ \t]*$", re.M)
 SECTION_LINK = re.compile(r"\]\(#([^)\s]+)\)")
 
 
-def _quote_admonition(match: re.Match) -> str:
-    """An admonition becomes a block quote, a collapsible one (``???``) a ``<details>`` that Jupyter and the notebook
-    page fold too; one that holds code is just dedented (code must stay a cell)."""
+def _admonition(match: re.Match) -> str:
+    """An admonition becomes an ``<aside>`` of Material's classes (the notebook page draws it as the chapter page does;
+    not a ``<div>``, which would end the Markdown cell's for ``typeset_notebook``), a collapsible one (``???``) a
+    ``<details>``; one that holds code is just dedented (code must stay a cell)."""
     marker, kind, title, body = match[1], match[2], match[3], textwrap.dedent(match[4]).strip("\n")
-    lines = ([f"**{title}**", ""] if title else []) + body.split("\n")
     if "```" in body:
-        return "\n".join(lines) + "\n\n"
-    if marker != "!!!":
-        summary = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(title or "", quote=False))
-        opened = " open" if marker == "???+" else ""
-        return f'<details class="{kind}"{opened}><summary>{summary}</summary>\n\n{body}\n\n</details>\n\n'
-    return "\n".join(f"> {line}".rstrip() for line in lines) + "\n\n"
+        return "\n".join(([f"**{title}**", ""] if title else []) + body.split("\n")) + "\n\n"
+    title = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(title or "", quote=False))
+    if marker == "!!!":
+        return f'<aside class="admonition {kind}"><p class="admonition-title">{title}</p>\n\n{body}\n\n</aside>\n\n'
+    opened = " open" if marker == "???+" else ""
+    return f'<details class="{kind}"{opened}><summary>{title}</summary>\n\n{body}\n\n</details>\n\n'
 
 
 def _page_link(match: re.Match) -> str:
@@ -124,7 +124,7 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
             out.append(lines[i])
             i += 1
     text = "\n".join(out)
-    text = ADMONITION.sub(_quote_admonition, text)
+    text = ADMONITION.sub(_admonition, text)
     text = PAGE_LINK.sub(_page_link, text)
     text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)
     text = ATTRS.sub("", text)

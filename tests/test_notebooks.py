@@ -313,19 +313,19 @@ def test_a_notebook_first_checks_for_the_oldest_supported_torch(lang):
     assert f'%pip install "torch>={torch_version}"' in setup and "Python" in setup and python in setup
 
 
-def test_a_collapsible_box_folds_in_the_notebook_too_unless_it_holds_code():
+def test_a_box_is_drawn_and_a_collapsible_one_folds_in_the_notebook_too_unless_it_holds_code():
     text = (
         "# 2. Title\n\n"
         '??? success "Answer with `code`"\n\n    It folds.\n\n'
         '???+ info "Open"\n\n    Open at first.\n\n'
-        '!!! note "Note"\n\n    A quote.\n\n'
+        '!!! note "Note"\n\n    A box.\n\n'
         '??? example "Code"\n\n    ```python\n    x = 1\n    ```\n'
     )
     markdown = chapter_markdown(Page(DOCS / "qkv.en.md", text=text), "qkv")
     folded = '<details class="success"><summary>Answer with <code>code</code></summary>\n\nIt folds.\n\n</details>'
     assert folded in markdown
     assert '<details class="info" open><summary>Open</summary>' in markdown
-    assert "> **Note**\n>\n> A quote." in markdown
+    assert '<aside class="admonition note"><p class="admonition-title">Note</p>\n\nA box.\n\n</aside>' in markdown
     assert "**Code**\n\n```python\nx = 1\n```" in markdown  # code stays a cell of its own
 
 
