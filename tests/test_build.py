@@ -110,34 +110,57 @@ def marked(mark: str) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)")
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_build_stopped_while_its_kernels_and_workers_run_leaves_no_process_after_5_s(site, build, tmp_path, stop):
-    # `site` first: this build has a cache of its own, empty, so it starts kernels and workers; it is stopped
-    # before it writes anything outside tmp_path
-    mark = f"qkv-stop-test-{uuid.uuid4()}"
-    running = build(tmp_path / "site", QKV_CACHE_DIR=str(tmp_path / "cache"), QKV_STOP_TEST=mark)
+STOPS = {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
+
+
+def stop_when_started(runs: dict, started) -> dict:
+    """Send each run (mark -> (signal name, process)) its signal once ``started`` holds for the command lines of
+    the processes that carry its mark. Returns, for each signal, the processes that still carry its run's mark 5 s
+    after that run ended (none, as soon as none is left).
+
+    The runs go side by side: each has its mark and a cache of its own, empty, so each starts kernels and workers.
+    """
     deadline = time.time() + 120
-    while not (
-        any("ipykernel" in line for _, line in marked(mark))
-        and any("multiprocessing" in line for _, line in marked(mark))
-    ):
-        assert running.poll() is None and time.time() < deadline, "no kernel and worker started"
-        time.sleep(0.2)
-    running.send_signal(stop)
-    running.communicate(timeout=30)
-    deadline = time.time() + 5
-    while marked(mark) and time.time() < deadline:
-        time.sleep(0.2)
-    assert marked(mark) == []
+    signalled, ended, left = set(), {}, {}
+    while len(left) < len(runs):
+        for mark, (stop, process) in runs.items():
+            if mark not in signalled:
+                if started([line for _, line in marked(mark)]):
+                    process.send_signal(STOPS[stop])
+                    signalled.add(mark)
+                else:
+                    assert process.poll() is None, f"{stop}: the run ended before it started anything to stop"
+            elif mark not in ended and process.poll() is not None:
+                ended[mark] = time.time()
+            elif mark in ended and mark not in left and (not marked(mark) or time.time() > ended[mark] + 5):
+                left[mark] = marked(mark)
+        assert time.time() < deadline, (
+            f"runs not stopped and gone after 120 s: {[runs[m][0] for m in runs if m not in left]}"
+        )
+        time.sleep(0.1)
+    return {stop: left[mark] for mark, (stop, _) in runs.items()}
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)")
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_pytest_stopped_while_its_site_builds_leaves_no_process_after_5_s(site, tmp_path, stop):
-    # `site` first: the stopped run builds with a cache of its own, empty, so its build starts kernels and workers
-    mark = f"qkv-stop-test-{uuid.uuid4()}"
-    env = {**os.environ, "QKV_CACHE_DIR": str(tmp_path / "cache"), "QKV_STOP_TEST": mark}
+def test_a_build_stopped_by_sigterm_or_sigint_while_its_kernels_and_workers_run_leaves_no_process_after_5_s(
+    site, build, tmp_path
+):
+    # `site` first: these builds are stopped before they write anything outside tmp_path
+    runs = {}
+    for stop in STOPS:
+        mark = f"qkv-stop-test-{uuid.uuid4()}"
+        env = {"QKV_CACHE_DIR": str(tmp_path / stop / "cache"), "QKV_STOP_TEST": mark}
+        runs[mark] = stop, build(tmp_path / stop / "site", **env)
+    left = stop_when_started(
+        runs,
+        lambda lines: any("ipykernel" in line for line in lines) and any("multiprocessing" in line for line in lines),
+    )
+    assert left == {stop: [] for stop in STOPS}
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)")
+def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_leaves_no_process_after_5_s(site, tmp_path):
+    # `site` first: each stopped run builds the site with a cache of its own, so its build starts kernels and workers
     command = [
         sys.executable,
         "-m",
@@ -147,21 +170,20 @@ def test_a_pytest_stopped_while_its_site_builds_leaves_no_process_after_5_s(site
         "-q",
         "tests/test_site.py::test_strict_build_succeeds",
     ]
-    running = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs = {}
     try:
-        deadline = time.time() + 120
-        while not any("ipykernel" in line for _, line in marked(mark)):
-            assert running.poll() is None and time.time() < deadline, "no kernel started"
-            time.sleep(0.2)
-        running.send_signal(stop)
-        running.wait(timeout=30)
+        for stop in STOPS:
+            mark = f"qkv-stop-test-{uuid.uuid4()}"
+            env = {**os.environ, "QKV_CACHE_DIR": str(tmp_path / stop / "cache"), "QKV_STOP_TEST": mark}
+            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            runs[mark] = stop, process
+        left = stop_when_started(runs, lambda lines: any("ipykernel" in line for line in lines))
     finally:
-        if running.poll() is None:
-            running.kill()
-    deadline = time.time() + 5
-    while marked(mark) and time.time() < deadline:
-        time.sleep(0.2)
-    assert marked(mark) == []
+        for _, process in runs.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert left == {stop: [] for stop in STOPS}
 
 
 # --- settings, layers, private names ----------------------------------------------------------------------------
