@@ -76,7 +76,10 @@ class Server:
 
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-WORKERS = 2  # browsers loading pages side by side, beside the other tests (with one, the loads ended last)
+# browsers loading pages beside the other tests. One takes more than a core while it loads a page: with two, the
+# tests that train models took 15.4 s instead of 9.0 s, and the whole run took longer (by pytest's count, one
+# sitting: 117.1 and 122.9 s with one, 123.7 and 123.5 s with two; another: 107.7 s against 111.1 s)
+WORKERS = 1
 
 
 def launch(p):
@@ -308,7 +311,8 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
         for path in paths:
             context = new_context(browser)
             visit = Visit(context, origin)
-            open_page(visit.page, origin + path)
+            # every request, whatever it is for: the network idle for 500 ms (open_page assumes the search is last)
+            visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
             visit.violations = wcag_violations(visit.page, checked)
             visit.page.set_viewport_size({"width": 390, "height": 844})  # a phone's width: is the page wider?

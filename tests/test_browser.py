@@ -1,8 +1,8 @@
 """Every page of both languages in headless Chromium, with the network cut off at the site's origin.
 
-The server, the page loads and what they need are in tests/browsing.py. Those loads wait until a page has made every
-request it makes by itself (``open_page``: its load event, then its search set up); the tests here open a page until
-its load event and then wait for what they check, if it comes later.
+The server, the page loads and what they need are in tests/browsing.py. Those loads wait for the network to be idle
+(no request for 500 ms), to see every request a page makes; the tests here open a page until its load event (or
+until it has made the requests it makes by itself: ``open_page``) and then wait for what they check, if it comes later.
 """
 
 import functools
