@@ -226,6 +226,17 @@ def test_q6_page_shows_the_square_case_after_the_error(lang):
     assert "wrong[i, j] == q_i · k_j: False" in q6[square:]
 
 
+def test_q6_k_dot_t_on_more_than_two_dimensions_warns_that_it_is_deprecated():
+    # PyTorch warns once per process; warn_always makes it warn here even if an earlier test used K.T
+    previous = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning, match=r"`x\.T` on tensors of dimension other than 2 .* is deprecated"):
+            _ = torch.zeros(2, 3, 4).T
+    finally:
+        torch.set_warn_always(previous)
+
+
 def test_q7_eight_heads_of_64_cost_the_same_flops_as_one_head_of_512():
     ns = script("q07_head_width_cost")
     flops, L, d_model = ns["flops"], ns["L"], ns["d_model"]

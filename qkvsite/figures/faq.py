@@ -36,7 +36,7 @@ TEXT = {
         "一次注意力调用的峰值内存（{} 个头，dₖ = {}）",
         "Peak memory of one attention call ({} heads, dₖ = {})",
     ),
-    "naive": ("朴素实现：softmax(q kᵀ / √d) v", "naive: softmax(q kᵀ / √d) v"),
+    "naive": ("朴素实现：softmax(q kᵀ / √dₖ) v", "naive: softmax(q kᵀ / √dₖ) v"),
     "sdpa": "F.scaled_dot_product_attention",
     "one_matrix": ("一个 (头数, L, L) 分数矩阵", "one (heads, L, L) score matrix"),
     "cpu_method": (

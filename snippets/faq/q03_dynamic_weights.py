@@ -42,7 +42,7 @@ J_att1, J_att2 = jacobians(lambda X: attention(X)[1])
 report("Linear", J_lin1, J_lin2)
 report("attention", J_att1, J_att2)
 is_W = torch.allclose(J_lin1[0, :, 0], linear.weight, atol=1e-6)
-print("Linear: the matrix is its weight W:", is_W)
+print("Linear: the matrix is linear.weight:", is_W)
 A1, A2 = attention(X1)[0], attention(X2)[0]
 print("attention: the weights A changed:  ", not torch.allclose(A1, A2))
 # --8<-- [end:dynamic]

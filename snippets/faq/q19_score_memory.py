@@ -73,11 +73,11 @@ def peak_bytes(fn, *args):
 
 
 torch.manual_seed(0)
-heads, d = 4, 64
+heads, d_k = 4, 64
 lengths = [256, 512, 1024, 2048]
 naive_peak, sdpa_peak, one_score_matrix = [], [], []
 for L in lengths:
-    q, k, v = torch.randn(3, 1, heads, L, d).to(device)
+    q, k, v = torch.randn(3, 1, heads, L, d_k).to(device)
     naive_peak.append(peak_bytes(naive_attention, q, k, v))
     sdpa_peak.append(peak_bytes(F.scaled_dot_product_attention, q, k, v))
     one_score_matrix.append(heads * L * L * q.element_size())
