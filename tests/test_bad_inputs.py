@@ -57,7 +57,7 @@ CASES = [
         "rope-B-equals-H-3",
         lambda: rope(ones(3, 3, 5, 8), torch.zeros(3, 5, dtype=long)),
         ValueError,
-        r"e\.g\. \(B, 1, L\) for \(B, H, L, d\): x \(3, 3, 5, 8\), positions \(3, 5\)",
+        r"e\.g\. \(B, 1, L\) for \(B, H, L, d_k\): x \(3, 3, 5, 8\), positions \(3, 5\)",
     ),
     (
         "rope-B1-positions-1-L-for-4d-x",
@@ -81,13 +81,13 @@ CASES = [
         "rope-odd-d",
         lambda: rope(ones(4, 7), torch.arange(4)),
         ValueError,
-        r"d = 7 must be even to form pairs: x \(4, 7\), positions \(4,\)",
+        r"d_k = 7 must be even to form pairs: x \(4, 7\), positions \(4,\)",
     ),
     (
         "rope-complex-odd-d",
         lambda: rope_complex(ones(2, 4, 5), torch.arange(4)),
         ValueError,
-        r"d = 5 must be even.*x \(2, 4, 5\)",
+        r"d_k = 5 must be even.*x \(2, 4, 5\)",
     ),
     (
         "rope-too-many-positions",
@@ -124,9 +124,9 @@ CASES = [
         "rope-int-x",
         lambda: rope(ones(4, 8, dtype=long), torch.arange(4)),
         TypeError,
-        r"x must be a float \(\.\.\., L, d\) tensor: x \(4, 8\)",
+        r"x must be a float \(\.\.\., L, d_k\) tensor: x \(4, 8\)",
     ),
-    ("rope-1d-x", lambda: rope(ones(8), torch.arange(1)), TypeError, r"float \(\.\.\., L, d\) tensor: x \(8,\)"),
+    ("rope-1d-x", lambda: rope(ones(8), torch.arange(1)), TypeError, r"float \(\.\.\., L, d_k\) tensor: x \(8,\)"),
     ("rope-list-x", lambda: rope([[1.0, 2.0]], torch.arange(1)), TypeError, r"x and positions must be tensors"),
     ("rope-list-positions", lambda: rope(ones(4, 8), [0, 1, 2, 3]), TypeError, r"x and positions must be tensors"),
     # --- scaled_dot_product_attention: snippets/scaled_dot_product/attention.py ---------------------------
@@ -502,12 +502,12 @@ def test_rope_half_precision_survives_positions_past_float16_range():
 @pytest.mark.parametrize(
     ("x_shape", "positions"),
     [
-        ((2, 6, 8), torch.arange(6)),  # 6.4 agree: (B, L, d), (L,)
+        ((2, 6, 8), torch.arange(6)),  # 6.4 agree: (B, L, d_k), (L,)
         ((1, 8), torch.tensor([3])),  # 6.4 relative: one token
-        ((1, 2, 6, 8), torch.arange(6)),  # 6.4 in attention: (B, H, L, d), (L,)
+        ((1, 2, 6, 8), torch.arange(6)),  # 6.4 in attention: (B, H, L, d_k), (L,)
         ((5, 8), torch.arange(5)),  # 6.4 pairing
         ((2, 3, 4, 8), torch.arange(8).view(2, 1, 4)),  # (B, 1, L): one row per sequence
-        ((2, 4, 8), torch.arange(8).view(2, 4)),  # (B, L) for (B, L, d)
+        ((2, 4, 8), torch.arange(8).view(2, 4)),  # (B, L) for (B, L, d_k)
     ],
 )
 @pytest.mark.parametrize("dtype_", [torch.float32, f64, f16, bf16], ids=["float32", "float64", "float16", "bfloat16"])

@@ -176,7 +176,7 @@ def test_rope_keeps_lengths_and_leaves_position_zero_alone(device):
 
 
 def test_rope_accepts_positions_per_sequence(device):
-    x = torch.randn(2, 4, 5, 8).to(device)  # (B, H, L, d)
+    x = torch.randn(2, 4, 5, 8).to(device)  # (B, H, L, d_k)
     positions = torch.tensor([[0, 1, 2, 3, 4], [7, 8, 9, 10, 11]], device=device)
     out = rope(x, positions[:, None, :])  # (B, 1, L): one row of positions per sequence
     assert_close(out[0], rope(x[0], positions[0]))
@@ -240,12 +240,12 @@ def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapt
 @pytest.mark.parametrize(
     "x, positions, error, message",
     [
-        (torch.ones(4, 7), torch.arange(4), ValueError, r"d = 7 must be even to form pairs: x \(4, 7\)"),
+        (torch.ones(4, 7), torch.arange(4), ValueError, r"d_k = 7 must be even to form pairs: x \(4, 7\)"),
         (torch.ones(4, 8), torch.arange(5), ValueError, r"broadcast to \(\.\.\., L\): x \(4, 8\), positions \(5,\)"),
         (torch.ones(2, 4, 8), torch.zeros(3, 4, dtype=torch.long), ValueError, r"positions \(3, 4\)"),
         (torch.ones(4, 8), torch.tensor(3), ValueError, r"positions \(\)"),
         (torch.ones(4, 8), torch.arange(4.0), TypeError, "positions must be integers, got torch.float32"),
-        (torch.ones(4, 8, dtype=torch.long), torch.arange(4), TypeError, r"float \(\.\.\., L, d\) tensor: x \(4, 8\)"),
+        (torch.ones(4, 8, dtype=torch.long), torch.arange(4), TypeError, r"float \(\.\.\., L, d_k\) tensor: x \(4, 8\)"),
         (torch.ones(8), torch.arange(1), TypeError, r"x \(8,\)"),
     ],
     ids=["odd-d", "too-many-positions", "wrong-batch", "scalar-positions", "float-positions", "int-x", "1d-x"],

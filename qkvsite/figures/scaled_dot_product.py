@@ -28,9 +28,9 @@ TEXT = {
     "range": ("最小 {:.2f}，最大 {:.2f}", "min {:.2f}, max {:.2f}"),
     "weights_title": "weights = softmax(scaled, dim=-1)",
     "row_sum": ("行和", "row sum"),
-    "times": "{:.3f} × V[{}]",
-    "result": "output[{}]",
-    "out_title": "output[{0}] = Σ weights[{0}, j] × V[j]",
+    "times": "${:.3f} \\times V[${}$]$",  # in mathtext, as chapter 1's figure (dot_product.WS)
+    "result": "$Z[${}$]$",
+    "out_title": "$Z[${0}$] = \\Sigma_j A[${0}$, j] \\cdot V[j]$",
     "out_note": ("每一列：上面各格相加 = 最下面一格", "each column: the cells above add up to the cell below"),
     "var_raw": ("var(q·k)，不缩放", "var(q·k), unscaled"),
     "var_scaled": ("var(q·k / √dₖ)，缩放后", "var(q·k / √dₖ), scaled"),

@@ -21,8 +21,8 @@ similar = torch.tensor([1.0, 0.0, 0.0], device=device)  # the similar token
 following = torch.tensor([0.0, 0.0, 1.0], device=device)  # the next token
 shared = (similar + following) / 2  # (3,): one row has to hold both
 
-print("head 1 reads  ", (similar @ V).cpu())
-print("head 2 reads  ", (following @ V).cpu())
+print("head 0 reads  ", (similar @ V).cpu())
+print("head 1 reads  ", (following @ V).cpu())
 print("one row reads ", (shared @ V).cpu())
 both = torch.cat([similar @ V, following @ V])  # (8,): two heads, side by side
 print("two heads keep", both.cpu())

@@ -72,14 +72,14 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def rope_angles(L, d, device):
-    """Angle i θ_p for positions i = 0 .. L-1 and pairs p: (L, d/2)."""
-    theta = 10000.0 ** (-torch.arange(0, d, 2, device=device) / d)
+def rope_angles(L, d_k, device):
+    """Angle i θ_p for positions i = 0 .. L-1 and pairs p: (L, d_k/2)."""
+    theta = 10000.0 ** (-torch.arange(0, d_k, 2, device=device) / d_k)
     return torch.arange(L, device=device)[:, None] * theta
 
 
 def rope(x):
-    """Interleaved pairs (x_2p, x_2p+1), as on this page: x (..., L, d)."""
+    """Interleaved pairs (x_2p, x_2p+1), as on this page: x (..., L, d_k)."""
     a = rope_angles(x.shape[-2], x.shape[-1], x.device)
     cos, sin = a.cos(), a.sin()
     x1, x2 = x[..., 0::2], x[..., 1::2]
@@ -88,7 +88,7 @@ def rope(x):
 
 
 def rope_half(x):
-    """Pairs (x_p, x_p+d/2): first half with second half."""
+    """Pairs (x_p, x_p+d_k/2): first half with second half."""
     a = rope_angles(x.shape[-2], x.shape[-1], x.device)
     cos, sin = a.cos(), a.sin()
     x1, x2 = x.chunk(2, dim=-1)

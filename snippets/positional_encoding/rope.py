@@ -9,19 +9,19 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def check_rope_input(x, positions):
-    """x: float (..., L, d), d even; positions: integers (L,) or (..., L).
+    """x: float (..., L, d_k), d_k even; positions: integers (L,) or (..., L).
 
     positions is (L,), the same for every row, or has one dimension per
-    leading dimension of x: for x (B, H, L, d), give (B, 1, L), not (B, L).
+    leading dimension of x: for x (B, H, L, d_k), give (B, 1, L), not (B, L).
     """
     if not (torch.is_tensor(x) and torch.is_tensor(positions)):
         raise TypeError("x and positions must be tensors")
     shapes = f"x {tuple(x.shape)}, positions {tuple(positions.shape)}"
     if not (x.is_floating_point() and x.ndim >= 2):
-        raise TypeError(f"x must be a float (..., L, d) tensor: {shapes}")
+        raise TypeError(f"x must be a float (..., L, d_k) tensor: {shapes}")
     if x.shape[-1] % 2:
         raise ValueError(
-            f"d = {x.shape[-1]} must be even to form pairs: {shapes}"
+            f"d_k = {x.shape[-1]} must be even to form pairs: {shapes}"
         )
     kind = positions.dtype
     if kind.is_floating_point or kind.is_complex or kind == torch.bool:
@@ -32,10 +32,10 @@ def check_rope_input(x, positions):
         fits = None
     if positions.ndim == 0 or fits != x.shape[:-1]:
         raise ValueError(f"positions must broadcast to (..., L): {shapes}")
-    if positions.ndim not in (1, x.ndim - 1):  # (B, L) for (B, H, L, d)
+    if positions.ndim not in (1, x.ndim - 1):  # (B, L) for (B, H, L, d_k)
         raise ValueError(
             f"positions must be (L,) or have one dimension per leading "
-            f"dimension of x, e.g. (B, 1, L) for (B, H, L, d): {shapes}"
+            f"dimension of x, e.g. (B, 1, L) for (B, H, L, d_k): {shapes}"
         )
 
 
@@ -44,11 +44,11 @@ def angle_dtype(x):
     return torch.float64 if x.dtype == torch.float64 else torch.float32
 
 
-def rope_angles(positions, d, dtype=torch.float32, base=10000.0):
-    """Angle i θ_p for position i and pair p, θ_p = base^(-2p/d)."""
-    two_p = torch.arange(0, d, 2, device=positions.device, dtype=dtype)
-    theta = base ** (-two_p / d)  # (d/2,)
-    return positions.to(dtype)[..., None] * theta  # (..., L, d/2)
+def rope_angles(positions, d_k, dtype=torch.float32, base=10000.0):
+    """Angle i θ_p for position i and pair p, θ_p = base^(-2p/d_k)."""
+    two_p = torch.arange(0, d_k, 2, device=positions.device, dtype=dtype)
+    theta = base ** (-two_p / d_k)  # (d_k/2,)
+    return positions.to(dtype)[..., None] * theta  # (..., L, d_k/2)
 
 
 def rope_complex(x, positions, base=10000.0):
@@ -58,7 +58,7 @@ def rope_complex(x, positions, base=10000.0):
     angles = rope_angles(positions, x.shape[-1], y.dtype, base)
     pairs = torch.view_as_complex(
         y.reshape(*y.shape[:-1], -1, 2).contiguous()
-    )  # (..., L, d/2) complex
+    )  # (..., L, d_k/2) complex
     turned = pairs * torch.polar(torch.ones_like(angles), angles)
     return torch.view_as_real(turned).flatten(-2).to(x.dtype)
 
@@ -152,7 +152,7 @@ if __name__ == "__main__":
 
     # --8<-- [start:pairing]
     def rope_half(x, positions, base=10000.0):
-        """Pairs (x_p, x_p+d/2) instead of (x_2p, x_2p+1): 'rotate half'."""
+        """Pairs (x_p, x_p+d_k/2) instead of (x_2p, x_2p+1): 'rotate half'."""
         check_rope_input(x, positions)
         angles = rope_angles(positions, x.shape[-1], x.dtype, base)
         cos, sin = angles.cos(), angles.sin()
@@ -177,7 +177,7 @@ if __name__ == "__main__":
 
     # --8<-- [start:bad_input]
     for bad_x, bad_positions in [
-        (torch.randn(4, 7), torch.arange(4)),  # d = 7: no pairs
+        (torch.randn(4, 7), torch.arange(4)),  # d_k = 7: no pairs
         (torch.randn(4, 8), torch.arange(5)),  # 5 positions for 4 tokens
         (torch.randn(4, 8), torch.arange(4.0)),  # float positions
     ]:
