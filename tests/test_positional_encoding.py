@@ -245,7 +245,12 @@ def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapt
         (torch.ones(2, 4, 8), torch.zeros(3, 4, dtype=torch.long), ValueError, r"positions \(3, 4\)"),
         (torch.ones(4, 8), torch.tensor(3), ValueError, r"positions \(\)"),
         (torch.ones(4, 8), torch.arange(4.0), TypeError, "positions must be integers, got torch.float32"),
-        (torch.ones(4, 8, dtype=torch.long), torch.arange(4), TypeError, r"float \(\.\.\., L, d_k\) tensor: x \(4, 8\)"),
+        (
+            torch.ones(4, 8, dtype=torch.long),
+            torch.arange(4),
+            TypeError,
+            r"float \(\.\.\., L, d_k\) tensor: x \(4, 8\)",
+        ),
         (torch.ones(8), torch.arange(1), TypeError, r"x \(8,\)"),
     ],
     ids=["odd-d", "too-many-positions", "wrong-batch", "scalar-positions", "float-positions", "int-x", "1d-x"],

@@ -149,7 +149,7 @@ def score_memory(ns, lang):
     ax.set_ylim(top=max(ns["naive_peak"]) / mib * 4)
     ax.set_xlabel(t["length"])
     ax.set_ylabel("MiB")
-    ax.set_title(t["mem_title"].format(ns["heads"], ns["d"]))
+    ax.set_title(t["mem_title"].format(ns["heads"], ns["d_k"]))
     method = t["cuda_method"] if ns["device"] == "cuda" else t["cpu_method"]
     ax.annotate(
         method,
