@@ -175,6 +175,7 @@ def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_leaves_no_p
         for stop in STOPS:
             mark = f"qkv-stop-test-{uuid.uuid4()}"
             env = {**os.environ, "QKV_CACHE_DIR": str(tmp_path / stop / "cache"), "QKV_STOP_TEST": mark}
+            env["TMPDIR"] = str(tmp_path)  # a run that SIGTERM stops leaves the directory it built the site in
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             runs[mark] = stop, process
         left = stop_when_started(runs, lambda lines: any("ipykernel" in line for line in lines))
