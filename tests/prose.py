@@ -6,6 +6,7 @@ tables or code. Each formula and each piece of inline code counts as one word.
     .venv/bin/python -m tests.prose [SITE_DIR]     # a table per page, after `make build`
 """
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -88,9 +89,10 @@ def words(sentence: str) -> int:
     return len([w for w in sentence.split() if re.search(r"\w", w)])
 
 
-def page_sentences(site: Path, page: str) -> list[str]:
+@functools.cache  # three tests read every lesson: each page is parsed once
+def page_sentences(site: Path, page: str) -> tuple[str, ...]:
     html = (site / "en" / page / "index.html").read_text(encoding="utf-8")
-    return [s for text in body_text(html) for s in sentences(text)]
+    return tuple(s for text in body_text(html) for s in sentences(text))
 
 
 def talks_about_proof(sentence: str) -> bool:
