@@ -193,13 +193,18 @@ def test_nbconvert_finds_the_sites_notebook_template_first_on_jupyters_path(monk
 
     from mkdocs_jupyter.config import settings
     from nbconvert.exporters import HTMLExporter
+    from nbconvert.filters.highlight import Highlight2HTML
 
     from qkvsite.hooks import notebooks as hook
 
     monkeypatch.setenv("JUPYTER_PATH", "")
     jupyter = SimpleNamespace(config={"execute": False, "cache_dir": ""})
     hook.set_up_rendering(SimpleNamespace(plugins={"mkdocs-jupyter": jupyter}))
-    exporter = HTMLExporter(template_file="mkdocs_html/notebook.html.j2", extra_template_paths=[settings.templates_dir])
+    exporter = HTMLExporter(
+        template_file="mkdocs_html/notebook.html.j2",
+        extra_template_paths=[settings.templates_dir],
+        filters={"highlight_code": Highlight2HTML()},  # as mkdocs-jupyter gives it (its own, for the cells' code)
+    )
     assert exporter.template.filename == str(hook.TEMPLATE)
     assert jupyter.config["cache_dir"] == str(hook.rendered_pages(config.default_language()))
 
