@@ -58,6 +58,30 @@ def dies_with_its_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
 
 
+def remove_sites_of_ended_runs(under: Path) -> list[Path]:
+    """Remove the site directories (``SiteBuild``) under ``under`` whose test run has ended without removing its own
+    (a SIGTERM or SIGKILL ends pytest at once, so its cleanups never run): each is named after its run's process."""
+    removed = []
+    if os.name != "posix":
+        return removed  # os.kill(pid, 0) looks a process up on POSIX only
+    for directory in under.glob("qkv-site-*-*"):
+        pid = directory.name.split("-")[2]
+        if pid.isdigit() and not process_exists(int(pid)):
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: nothing is sent, the process is only looked up
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
 class SiteBuild:
     """`mkdocs build --strict` of the site in a subprocess, as the Pages workflow builds it (SITE_URL, REPO_URL).
 
@@ -66,7 +90,8 @@ class SiteBuild:
     """
 
     def __init__(self):
-        self.directory = Path(tempfile.mkdtemp(prefix="qkv-site-"))
+        remove_sites_of_ended_runs(Path(tempfile.gettempdir()))
+        self.directory = Path(tempfile.mkdtemp(prefix=f"qkv-site-{os.getpid()}-"))
         self.stdout, self.stderr = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")  # a pipe can fill up
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL}
         self.process = subprocess.Popen(

@@ -14,7 +14,7 @@ import pytest
 
 from qkvsite import cache as cache_module
 from qkvsite import config
-from tests.conftest import REPO_URL, ROOT, SITE_URL, dies_with_its_parent
+from tests.conftest import REPO_URL, ROOT, SITE_URL, dies_with_its_parent, remove_sites_of_ended_runs
 
 # --- every cache of a real build: a damaged entry is rebuilt, and the site is the same --------------------------
 
@@ -175,7 +175,7 @@ def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_leaves_no_p
         for stop in STOPS:
             mark = f"qkv-stop-test-{uuid.uuid4()}"
             env = {**os.environ, "QKV_CACHE_DIR": str(tmp_path / stop / "cache"), "QKV_STOP_TEST": mark}
-            env["TMPDIR"] = str(tmp_path)  # a run that SIGTERM stops leaves the directory it built the site in
+            env["TMPDIR"] = str(tmp_path)  # the run that SIGTERM stops leaves the directory it built the site in
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             runs[mark] = stop, process
         left = stop_when_started(runs, lambda lines: any("ipykernel" in line for line in lines))
@@ -185,6 +185,22 @@ def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_leaves_no_p
                 process.kill()
                 process.wait()
     assert left == {stop: [] for stop in STOPS}
+    remove_sites_of_ended_runs(tmp_path)  # as the next run does
+    assert list(tmp_path.glob("qkv-site-*")) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="looks processes up with os.kill(pid, 0)")
+def test_the_next_run_removes_the_site_directory_of_a_run_that_ended_without_cleanups_but_not_a_running_ones(
+    tmp_path,
+):
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = tmp_path / f"qkv-site-{ended.stdout.strip()}-x1"  # its process has ended
+    running = tmp_path / f"qkv-site-{os.getpid()}-x2"  # this one's
+    other = tmp_path / "qkv-site-notes"  # not named after a process
+    for directory in [gone, running, other]:
+        (directory / "en").mkdir(parents=True)
+    assert remove_sites_of_ended_runs(tmp_path) == [gone]
+    assert sorted(tmp_path.iterdir()) == sorted([running, other])
 
 
 # --- settings, layers, private names ----------------------------------------------------------------------------
