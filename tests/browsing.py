@@ -121,28 +121,6 @@ def new_context(browser, search: bool = False, **options):
     return context
 
 
-# Material's search says its placeholder ("Type to start searching", from the page's own translations) once its worker
-# is set up and has answered the empty query. What a page loads after its load event is that worker's setup (lunr's
-# language files), so then the page has made every request it makes by itself.
-SEARCH_READY = """() => {
-  const meta = document.querySelector(".md-search-result__meta");
-  const words = JSON.parse(document.getElementById("__config").textContent).translations;
-  return meta !== null && meta.textContent.trim() === words["search.result.placeholder"];
-}"""
-
-
-def open_page(page, url: str) -> None:
-    """Open ``url`` until it has made every request it makes by itself: its load event, then its search set up.
-
-    Leaving a page sooner aborts what it still loads, and the visit sees a failed request.
-    """
-    page.goto(url, wait_until="load")
-    try:
-        page.wait_for_function(SEARCH_READY, timeout=30_000)
-    except playwright.TimeoutError:
-        pytest.fail(f"{url}: the search was not ready 30 s after the page's load event", pytrace=False)
-
-
 def page_urls(site) -> list[str]:
     """Every page of both editions, and both 404 pages."""
     urls = [f"/{p.relative_to(site).as_posix()}" for p in site.rglob("404.html")]
@@ -311,7 +289,7 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
         for path in paths:
             context = new_context(browser)
             visit = Visit(context, origin)
-            # every request, whatever it is for: the network idle for 500 ms (open_page assumes the search is last)
+            # every request, whatever it is for: the network idle for 500 ms (figures load lazily, after the load event)
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
             visit.violations = wcag_violations(visit.page, checked)

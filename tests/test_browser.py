@@ -1,8 +1,9 @@
 """Every page of both languages in headless Chromium, with the network cut off at the site's origin.
 
 The server, the page loads and what they need are in tests/browsing.py. Those loads wait for the network to be idle
-(no request for 500 ms), to see every request a page makes; the tests here open a page until its load event (or
-until it has made the requests it makes by itself: ``open_page``) and then wait for what they check, if it comes later.
+(no request for 500 ms), to see every request a page makes; so does a test here that leaves its page (a request on
+its way, such as a figure that loads lazily after the load event, would be aborted). The others open a page until
+its load event and then wait for what they check, if it comes later.
 """
 
 import functools
@@ -26,7 +27,6 @@ from tests.browsing import (  # noqa: E402
     in_site,
     launch,
     new_context,
-    open_page,
     page_urls,
     wcag_violations,
 )
@@ -252,7 +252,7 @@ def test_output_blocks_have_no_copy_button(page, origin):
     ],
 )
 def test_language_switcher_leads_to_the_same_page(page, origin, start, lang, target):
-    open_page(page, origin + start)
+    page.goto(origin + start, wait_until="networkidle")  # leaving the page sooner could abort a figure on its way
     link = page.locator(f'a.md-select__link[hreflang="{lang}"]')
     with page.expect_navigation():
         link.evaluate("a => a.click()")  # the menu opens on hover; the link is what matters
@@ -265,7 +265,7 @@ def test_the_language_switcher_keeps_the_section_the_reader_is_in(page, origin, 
     pages = json.loads((site / "anchors.json").read_text(encoding="utf-8"))
     ids = pages[start.removeprefix("/en").lstrip("/")]
     here = ids["zh" if lang == "en" else "en"][heading]
-    open_page(page, origin + start + "#" + quote(here))
+    page.goto(origin + start + "#" + quote(here), wait_until="networkidle")  # with the figures near the section
     with page.expect_navigation():
         page.locator(f'a.md-select__link[hreflang="{lang}"]').evaluate("a => a.click()")
     page.wait_for_load_state("load")
