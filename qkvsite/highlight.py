@@ -5,9 +5,8 @@ layout time). Names and whitespace, which Material shows uncoloured, and operato
 become plain text, and neighbours of one type one token (a notebook page's Lighthouse blocking time fell from about
 180 ms to 70 ms). Keywords, strings, numbers, comments, builtins and ``in``/``not`` keep their colours. Both editions
 show the same code and ``mkdocs serve`` rebuilds every page on every edit, so lexing, a pure function of the text, is
-done once per block in a process (half a second of each rebuild). mkdocs.yml names ``PageLexer`` by its alias
-``qkv-python``, registered in pyproject.toml (Pygments' plugin entry point); the notebook pages' template names it
-for their code cells (qkvsite/jupyter/nbconvert/templates/).
+done once per block in a process (half a second of each rebuild). mkdocs.yml and the notebook pages' template name
+``PageLexer`` by its alias ``qkv-python``, registered in pyproject.toml (Pygments' plugin entry point).
 """
 
 import functools
