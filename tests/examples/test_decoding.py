@@ -1,4 +1,4 @@
-"""Chapter 7 (docs/decoding.{zh,en}.md): snippets/decoding/*, checked against PyTorch."""
+"""Chapter 8 (docs/decoding.{zh,en}.md): snippets/decoding/*, checked against PyTorch."""
 
 import io
 

@@ -1,4 +1,4 @@
-"""Chapter 8 (docs/fast-attention.{zh,en}.md): snippets/fast_attention/*, checked against PyTorch."""
+"""Chapter 9 (docs/fast-attention.{zh,en}.md): snippets/fast_attention/*, checked against PyTorch."""
 
 import io
 import math

@@ -1,4 +1,4 @@
-"""Chapter 9 (docs/learned-attention.{zh,en}.md): snippets/learned_attention/*, checked against PyTorch.
+"""Chapter 7 (docs/learned-attention.{zh,en}.md): snippets/learned_attention/*, checked against PyTorch.
 
 The trained models' claims are checked with margins: they must hold on any device, with any number of
 threads and on any CPU code path, where rounding makes the training take a slightly different path.
