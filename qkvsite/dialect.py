@@ -2,16 +2,22 @@
 
 A page is Markdown plus four conventions:
 
-- a Python fence holds only includes, ``--8<-- "snippets/<chapter>/<file>.py:<section>"`` (pymdownx.snippets, with the
-  settings of mkdocs.yml);
-- ``<!--pytest-codeblocks:cont-->`` on the line before a fence: the block continues the Python block above it (same
-  namespace);
-- ``<!--pytest-codeblocks:expected-output-->`` before a fence: that fence is what the Python block above it prints;
+- a Python fence holds only includes, ``--8<-- "snippets/<chapter>/<file>.py:<section>"``
+  (pymdownx.snippets, with the settings of mkdocs.yml);
+- ``<!--pytest-codeblocks:cont-->`` on the line before a fence: the block continues the Python
+  block above it (same namespace);
+- ``<!--pytest-codeblocks:expected-output-->`` before a fence: that fence is what the Python
+  block above it prints. After its language the fence may say how it is compared
+  (``OUTPUT_OPTIONS``): nothing, character for character; ``numbers``, each number to the
+  precision it is written with; ``tolerance=0.05``, each number within 5 % of the one shown;
+  ``measured="<where>"``, a time or a size measured on the machine named, compared by its form
+  only (the text with every number taken out);
 - ``![alt](figures/<name>.svg)`` followed by a ``/// caption`` block.
 
-The markers are pytest-codeblocks' syntax; ``tests/test_dialect.py`` checks that this parser reads every page as
-pytest-codeblocks does. A section may declare the oldest torch it needs with a comment line ``# requires torch >=
-2.5``: the runner skips the block on an older torch and the page labels it.
+The markers are pytest-codeblocks' syntax; ``tests/tooling/test_dialect.py`` checks that this
+parser reads every page as pytest-codeblocks does. A section may declare the oldest torch it
+needs with a comment line ``# requires torch >= 2.5``: the runner skips the block on an older
+torch and the page labels it.
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.S)
 TITLE = re.compile(r"^# (.+)$", re.M)
 FIGURE = re.compile(r"^!\[(?P<alt>[^\]]*)\]\(figures/(?P<name>[\w-]+)\.svg\)\s*$")
 PYTHON = {"python", "py"}
+# how an output fence is compared, after its language: ```text numbers, ```text tolerance=0.05,
+# ```text measured="1 CPU thread, torch 2.13.0"
+OUTPUT_OPTIONS = re.compile(
+    r'^(?:(?P<numbers>numbers)|tolerance=(?P<tolerance>\d*\.?\d+)|measured="(?P<measured>[^"]*)")$'
+)
 
 
 class DialectError(ValueError):
@@ -63,6 +74,21 @@ class Fence:
     @property
     def lineno(self) -> int:
         return self.start + 1
+
+    @property
+    def comparison(self) -> dict[str, str]:
+        """How an output fence is compared: {} (exactly), {"numbers": ...}, {"tolerance": "0.05"}
+        or {"measured": "<where>"} (``OUTPUT_OPTIONS``)."""
+        option = self.info[len(self.syntax) :].strip()
+        if not option:
+            return {}
+        match = OUTPUT_OPTIONS.match(option)
+        if match is None or self.syntax != "text":
+            raise DialectError(
+                f"line {self.lineno}: an output fence is ```text, then nothing, numbers,"
+                f' tolerance=<fraction> or measured="<where>"; not {self.info!r}'
+            )
+        return {name: value for name, value in match.groupdict().items() if value is not None}
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -123,7 +149,9 @@ def scan(text: str) -> list[Fence]:
         fence = FENCE.match(line)
         if not fence:
             if marker and line.strip():
-                raise DialectError(f"line {i + 1}: the {marker!r} marker is not followed by a fence")
+                raise DialectError(
+                    f"line {i + 1}: the {marker!r} marker is not followed by a fence"
+                )
             i += 1
             continue
         indent, ticks = fence["indent"], fence["ticks"]
@@ -136,7 +164,9 @@ def scan(text: str) -> list[Fence]:
         fences.append(Fence(i, end, indent, ticks, fence["info"].strip(), body, marker))
         marker, i = None, end + 1
     if marker:
-        raise DialectError(f"the {marker!r} marker at the end of the page is not followed by a fence")
+        raise DialectError(
+            f"the {marker!r} marker at the end of the page is not followed by a fence"
+        )
     return fences
 
 
@@ -150,7 +180,9 @@ def _snippet_preprocessor(settings_key: tuple):
 
     settings = dict(settings_key)
     settings["base_path"] = list(settings["base_path"])
-    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": settings})
+    md = markdown.Markdown(
+        extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": settings}
+    )
     return md.preprocessors["snippet"]
 
 
@@ -158,7 +190,9 @@ def expand(body: str, settings: dict | None = None) -> str:
     """A fence's body with its ``--8<--`` includes replaced by the snippet sections."""
     settings = settings or config.snippet_settings()
     key = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in settings.items()))
-    files = tuple(_text(settings.get("base_path", ["."]), include.path) for include in includes(body))
+    files = tuple(
+        _text(settings.get("base_path", ["."]), include.path) for include in includes(body)
+    )
     return _expanded(body, key, files)
 
 
@@ -168,7 +202,8 @@ def _text(bases: list[str], path: str) -> str | None:
     return found[0].read_text(encoding="utf-8") if found else None
 
 
-@lru_cache(maxsize=4096)  # a pure function of the text it is given: the body and the files it includes
+# a pure function of the text it is given: the body and the files it includes
+@lru_cache(maxsize=4096)
 def _expanded(body: str, settings_key: tuple, files: tuple) -> str:
     lines = body.rstrip("\n").split("\n")
     return "\n".join(_snippet_preprocessor(settings_key).run(lines)) + "\n"
@@ -227,17 +262,24 @@ class Page:
 
     @cached_property
     def blocks(self) -> list[Block]:
-        """The Python blocks in page order, each with its output and its effective torch requirement."""
+        """The Python blocks in page order, each with its output and its effective torch
+        requirement."""
         blocks: list[Block] = []
         for fence in self.fences:
             if fence.marker in OUTPUT_MARKERS:
                 if not blocks or blocks[-1].output is not None:
-                    raise DialectError(f"{self.path}:{fence.lineno}: an output with no Python block above it")
+                    raise DialectError(
+                        f"{self.path}:{fence.lineno}: an output with no Python block above it"
+                    )
+                _ = fence.comparison  # an unknown option fails here
                 blocks[-1].output = fence
             elif fence.syntax in PYTHON:
                 continues = fence.marker == "cont"
                 if continues and not blocks:
-                    raise DialectError(f"{self.path}:{fence.lineno}: the first Python block cannot continue another")
+                    raise DialectError(
+                        f"{self.path}:{fence.lineno}: the first Python block cannot continue "
+                        "another"
+                    )
                 code = expand(fence.body, self.settings)
                 inherited = blocks[-1].requires if continues else None
                 blocks.append(
@@ -251,7 +293,9 @@ class Page:
                     )
                 )
             elif fence.marker == "cont":
-                raise DialectError(f"{self.path}:{fence.lineno}: 'cont' before a {fence.syntax or 'plain'} fence")
+                raise DialectError(
+                    f"{self.path}:{fence.lineno}: 'cont' before a {fence.syntax or 'plain'} fence"
+                )
         return blocks
 
     def chain(self, index: int) -> list[Block]:
@@ -268,7 +312,10 @@ class Page:
             if match := FIGURE.match(line):
                 caption = ""
                 if i + 1 < len(lines) and lines[i + 1].strip() == "/// caption":
-                    end = next((j for j in range(i + 2, len(lines)) if lines[j].strip() == "///"), len(lines))
+                    end = next(
+                        (j for j in range(i + 2, len(lines)) if lines[j].strip() == "///"),
+                        len(lines),
+                    )
                     caption = " ".join(" ".join(lines[i + 2 : end]).split())
                 out.append(Figure(match["name"], match["alt"], caption, i + 1))
         return out

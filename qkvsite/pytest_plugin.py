@@ -1,17 +1,20 @@
 """pytest plugin: run every Python block of every page exactly as a reader sees it.
 
-Each Python block of each page ``docs/<name>.<lang>.md`` (read by ``qkvsite.dialect``, includes expanded as
-MkDocs expands them) is its own test, ``docs/<page>::line N``. A ``cont`` block runs after the blocks it continues,
-in one namespace; only its own printed output is compared with the output block shown under it.
+Each Python block of each page ``docs/<name>.<lang>.md`` (read by ``qkvsite.dialect``, includes
+expanded as MkDocs expands them) is its own test, ``docs/<page>::line N``. A ``cont`` block runs
+after the blocks it continues, in one namespace; only its own printed output is compared with the
+output block shown under it.
 
 Options and switches:
 
-- ``--update-outputs`` rewrites the pages' output blocks from this run instead of failing on a difference (run both
-  editions to update both).
-- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails if any floating-point compute it runs
-  happens off the GPU (``qkvsite.devices``).
-- A block whose code declares ``# requires torch >= X.Y`` (or continues one that does) is skipped on an older torch.
-- Every run that executes page blocks writes a verification record (``qkvsite.records``) to ``--record-dir``.
+- ``--update-outputs`` rewrites the pages' output blocks from this run instead of failing on a
+  difference (run both editions to update both).
+- ``REQUIRE_CUDA=1``: the run fails unless CUDA is available, and a block fails if any
+  floating-point compute it runs happens off the GPU (``qkvsite.devices``).
+- A block whose code declares ``# requires torch >= X.Y`` (or continues one that does) is skipped
+  on an older torch.
+- Every run that executes page blocks writes a verification record (``qkvsite.records``) to
+  ``--record-dir``.
 """
 
 from __future__ import annotations
@@ -31,9 +34,12 @@ from qkvsite.dialect import Block, Page, version_tuple
 
 
 def gpu_rule() -> str | None:
-    """The device every block's floating-point compute must run on: "cuda" under REQUIRE_CUDA=1. A rehearsal on a
-    machine without a GPU (``.ci/gpu-check --rehearse``) sets QKV_RULE_DEVICE=cpu and runs the same checks there."""
-    return os.environ.get("QKV_RULE_DEVICE", "cuda") if os.environ.get("REQUIRE_CUDA") == "1" else None
+    """The device every block's floating-point compute must run on: "cuda" under REQUIRE_CUDA=1. A
+    rehearsal on a machine without a GPU (``.ci/gpu-check --rehearse``) sets QKV_RULE_DEVICE=cpu and
+    runs the same checks there."""
+    return (
+        os.environ.get("QKV_RULE_DEVICE", "cuda") if os.environ.get("REQUIRE_CUDA") == "1" else None
+    )
 
 
 def require_cuda() -> bool:
@@ -52,15 +58,18 @@ def run_code(block: Block, namespace: dict) -> str:
             exec(compile(block.code, block.where, "exec"), namespace)
     except Exception as error:
         raise BlockFailed(
-            f"{block.where} raised {type(error).__name__}\n\n{block.code}\n{traceback.format_exc(limit=-3)}"
+            f"{block.where} raised "
+            f"{type(error).__name__}\n\n{block.code}\n{traceback.format_exc(limit=-3)}"
         ) from error
     return buffer.getvalue()
 
 
-# PyTorch rewords a few error messages between releases; a page shows the pinned torch's wording, and the
-# runs against other torch versions (make torch-versions) compare outputs with these differences removed.
+# PyTorch rewords a few error messages between releases; a page shows the pinned torch's wording,
+# and the runs against other torch versions (make torch-versions) compare outputs with these
+# differences removed.
 VERSION_WORDING = [
-    (re.compile(r"\b(?:mm|addmm|bmm|matmul): (?=mat1 and mat2)"), ""),  # torch >= 2.15 names the operator
+    # torch >= 2.15 names the operator
+    (re.compile(r"\b(?:mm|addmm|bmm|matmul): (?=mat1 and mat2)"), ""),
     (re.compile(r"\bat::Half\b"), "c10::Half"),  # torch < 2.10
 ]
 
@@ -71,37 +80,82 @@ def reworded(text: str) -> str:
     return text
 
 
+# a number as a page prints it: not a piece of a name (float16) or of a version (2.13.0)
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\.?\d)")
+
+
+def decimals(number: str) -> int:
+    """The precision a number is written with: 0.153 -> 3, 1.5e-3 -> 4, 12 -> 0."""
+    mantissa, _, exponent = number.lower().partition("e")
+    return len(mantissa.partition(".")[2]) - int(exponent or 0)
+
+
+def numbers_agree(expected: str, printed: str, tolerance: float | None) -> bool:
+    """The same text around the numbers, and each number close to the one shown: to the precision it
+    is written with (pytest's doctest NUMBER rule: 0.153 matches 0.1534, not 0.155), or within
+    ``tolerance`` of it (relative). A number written without a fraction or exponent (a count)
+    must be equal."""
+    if NUMBER.split(expected) != NUMBER.split(printed):
+        return False
+    for shown, got in zip(NUMBER.findall(expected), NUMBER.findall(printed), strict=True):
+        if not re.search(r"[.eE]", shown):
+            if shown != got:
+                return False
+            continue
+        allowed = 10.0 ** -decimals(shown)
+        if tolerance is not None:
+            allowed = max(allowed, tolerance * abs(float(shown)))
+        if abs(float(got) - float(shown)) > allowed * (1 + 1e-9):
+            return False
+    return True
+
+
 def same_output(block: Block, printed: str) -> bool:
+    """Whether a block printed what its page shows, compared as its output fence says
+    (``qkvsite.dialect.OUTPUT_OPTIONS``)."""
     expected, printed = reworded(block.expected_output), reworded(printed)
     if block.output.marker == "expected-output-ignore-whitespace":
-        return printed.split() == expected.split()
+        expected, printed = " ".join(expected.split()), " ".join(printed.split())
+    comparison = block.output.comparison
+    if "measured" in comparison:  # another machine measures other numbers: the form must hold
+        return NUMBER.sub("#", expected) == NUMBER.sub("#", printed)
+    if "numbers" in comparison or "tolerance" in comparison:
+        tolerance = comparison.get("tolerance")
+        return numbers_agree(expected, printed, None if tolerance is None else float(tolerance))
     return printed == expected
 
 
-# what each chain printed, by accelerator and the code of the chain: both editions show the same code, which
-# runs once per process (the editions differ in prose; each page's output is still compared with this)
+# what each chain printed, by accelerator and the code of the chain: both editions show the same
+# code, which runs once per process (the editions differ in prose; each page's output is still
+# compared with this)
 PRINTED: dict[tuple, str] = {}
 
-# What cannot run while a dispatch mode such as qkvsite.devices.DeviceLog watches (found by .ci/gpu-check
-# --rehearse): torch.compile, which flex_attention calls even without it ("non-infra torch dispatch mode present"),
-# and the CausalBias masks of torch.nn.attention.bias (a tensor subclass that cannot be created under a mode). A
-# block that calls one runs on the accelerator unwatched: one of the GPU rule's limits, stated on the Verification
-# page.
-UNWATCHED = re.compile(r"\b(?:flex_attention|torch\.compile|causal_lower_right|causal_upper_left)\(")
+# What cannot run while a dispatch mode such as qkvsite.devices.DeviceLog watches (found by
+# .ci/gpu-check --rehearse): torch.compile, which flex_attention calls even without it ("non-infra
+# torch dispatch mode present"), and the CausalBias masks of torch.nn.attention.bias (a tensor
+# subclass that cannot be created under a mode). A block that calls one runs on the accelerator
+# unwatched: one of the GPU rule's limits, stated on the Verification page.
+UNWATCHED = re.compile(
+    r"\b(?:flex_attention|torch\.compile|causal_lower_right|causal_upper_left)\("
+)
 
 
-def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: str | None = None) -> str:
+def run_block(
+    page: Page, index: int, namespaces: dict[int, dict], accelerator: str | None = None
+) -> str:
     """Run page.blocks[index] after the blocks it continues; return what it printed.
 
-    ``namespaces`` keeps the namespace of the last block run, so a chain runs each block once when its tests run in
-    order. A chain that already ran in this process (the same block on the other edition's page) is not run again: its
-    printed output is returned. With an ``accelerator`` (``"cuda"`` under REQUIRE_CUDA=1), the block fails if any of
-    its own floating-point compute ran on another device.
+    ``namespaces`` keeps the namespace of the last block run, so a chain runs each block once
+    when its tests run in order. A chain that already ran in this process (the same block on the
+    other edition's page) is not run again: its printed output is returned. With an
+    ``accelerator`` (``"cuda"`` under REQUIRE_CUDA=1), the block fails if any of its own
+    floating-point compute ran on another device.
     """
     block = page.blocks[index]
     key = (accelerator, *(earlier.code for earlier in page.chain(index)), block.code)
     if key in PRINTED:
-        return PRINTED[key]  # no namespace kept: a continuation with other code runs its chain afresh
+        # no namespace kept: a continuation with other code runs its chain afresh
+        return PRINTED[key]
     namespace = namespaces.pop(index - 1, None) if block.continues else None
     if namespace is None:
         namespace = {"__name__": "__main__"}
@@ -128,18 +182,24 @@ def run_block(page: Page, index: int, namespaces: dict[int, dict], accelerator: 
 def check_output(block: Block, printed: str) -> None:
     if block.output is not None and not same_output(block, printed):
         raise BlockFailed(
-            f"{block.where}: printed output differs from the page\n"
-            f"--- on the page\n{block.expected_output}--- printed\n{printed}"
-            "(pytest --update-outputs rewrites the page's output blocks from a run)"
+            f"{block.where}: printed output differs from the page\n--- on the "
+            f"page\n{block.expected_output}--- printed\n{printed}(pytest --update-outputs "
+            "rewrites the page's output blocks from a run)"
         )
 
 
 def update_output(path: Path, index: int, printed: str) -> None:
-    """Replace the output block under the page's index-th Python block with what it printed."""
+    """Replace the output block under the page's index-th Python block with what it printed; a
+    measured output's fence then names this machine."""
     page = Page(path)  # parsed afresh: an earlier update may have moved the lines
     fence = page.blocks[index].output
     lines = page.text.split("\n")
-    lines[fence.start + 1 : fence.end] = [fence.indent + line if line else line for line in printed.splitlines()]
+    if "measured" in fence.comparison:
+        where = records.measured_on(records.environment())
+        lines[fence.start] = f'{fence.indent}{fence.ticks}text measured="{where}"'
+    lines[fence.start + 1 : fence.end] = [
+        fence.indent + line if line else line for line in printed.splitlines()
+    ]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -171,7 +231,11 @@ class BlockItem(pytest.Item):
         if block.requires and version_tuple(torch_version()) < version_tuple(block.requires):
             pytest.skip(f"requires torch >= {block.requires}")
         printed = run_block(self.parent.page, self.index, self.parent.namespaces, gpu_rule())
-        if self.config.getoption("update_outputs") and block.output is not None and not same_output(block, printed):
+        if (
+            self.config.getoption("update_outputs")
+            and block.output is not None
+            and not same_output(block, printed)
+        ):
             update_output(self.path, self.index, printed)
             return
         check_output(block, printed)
@@ -198,7 +262,8 @@ def pytest_addoption(parser):
     group.addoption(
         "--record-dir",
         default=os.environ.get("QKV_RECORD_DIR", str(config.ROOT / ".cache" / "verification")),
-        help="where to write this run's verification record; verification/records/ holds the committed ones",
+        help="where to write this run's verification record; verification/records/ holds the "
+        "committed ones",
     )
 
 
@@ -225,7 +290,11 @@ def pytest_report_header(config):
     else:
         device = "cpu (CUDA not available)"
     rule = gpu_rule()
-    mode = f"REQUIRE_CUDA=1: every page block must compute on {rule}" if rule else "examples pick CUDA when available"
+    mode = (
+        f"REQUIRE_CUDA=1: every page block must compute on {rule}"
+        if rule
+        else "examples pick CUDA when available"
+    )
     return [f"qkv: device {device}; torch {torch.__version__}; {mode}"]
 
 

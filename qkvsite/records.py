@@ -1,12 +1,12 @@
 """Verification records: what ran the page blocks, where, and with which result.
 
-Every test run that executes page blocks writes one small JSON record (``write``). Committed records live in
-``verification/records/``; the Verification page and the footer are generated from them (``load_all``, ``summary``),
-so the site claims only what a record shows.
+Every test run that executes page blocks writes one small JSON record (``write``). Committed records
+live in ``verification/records/``; the Verification page and the footer are generated from them
+(``load_all``, ``summary``), so the site claims only what a record shows.
 
-A record proves the pages it ran, not whatever the pages say later: it carries the fingerprint of every page block
-(code, shown output, torch requirement) and how many there were, and the site claims only records whose run covered
-every block of the pages as they are now (``proves``).
+A record proves the pages it ran, not whatever the pages say later: it carries the fingerprint of
+every page block (code, shown output, torch requirement) and how many there were, and the site
+claims only records whose run covered every block of the pages as they are now (``proves``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def _commit() -> dict:
         return result.stdout.strip() if result.returncode == 0 else None
 
     # clean: no uncommitted change to a tracked file but the records themselves (a run writes them)
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!verification/records")
+    changed = git(
+        "status", "--porcelain", "--untracked-files=no", "--", ".", ":!verification/records"
+    )
     return {"commit": git("rev-parse", "HEAD"), "clean": changed == ""}
 
 
@@ -43,6 +45,15 @@ def _runner() -> str:
     return "ci" if os.environ.get("CI") == "true" else "local"
 
 
+def measured_on(env: dict) -> str:
+    """Where a measured output was measured, as its fence names it: the GPU, or the CPU and its
+    threads, then torch."""
+    if env["cuda"]:
+        return f"{env['cuda']['device']}, torch {env['torch']}"
+    threads = f"{env['threads']} thread" + ("s" if env["threads"] != 1 else "")
+    return f"{env['cpu']} ({threads}), torch {env['torch']}"
+
+
 def environment() -> dict:
     """The machine and versions a run used."""
     import torch
@@ -50,7 +61,11 @@ def environment() -> dict:
     cuda = None
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        cuda = {"device": props.name, "capability": f"{props.major}.{props.minor}", "version": torch.version.cuda}
+        cuda = {
+            "device": props.name,
+            "capability": f"{props.major}.{props.minor}",
+            "version": torch.version.cuda,
+        }
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -63,22 +78,32 @@ def environment() -> dict:
 
 
 def fingerprint(pages: list[Path] | None = None) -> dict:
-    """Every page block as it runs, and the count: a digest of everything that decides how a block runs and what
-    it is checked against: its code, whether it continues the block above (so the blocks it runs after), its shown
-    output and how that is compared (its marker), and the torch it requires."""
+    """Every page block as it runs, and the count: a digest of everything that decides how a block
+    runs and what it is checked against: its code, whether it continues the block above (so the
+    blocks it runs after), its shown output and how that is compared (its marker), and the torch it
+    requires."""
     digest, count = hashlib.sha256(), 0
     for path in sorted(config.source_pages() if pages is None else pages):
         for block in Page(path).blocks:
             count += 1
             output = (block.output.marker, block.output.body) if block.output else ("", "")
-            for part in (path.name, block.code, "cont" if block.continues else "", *output, block.requires or ""):
+            if block.output and block.output.comparison:  # numbers, tolerance=..., measured=...
+                output += (block.output.info,)
+            for part in (
+                path.name,
+                block.code,
+                "cont" if block.continues else "",
+                *output,
+                block.requires or "",
+            ):
                 digest.update(part.encode("utf-8") + b"\0")
     return {"digest": digest.hexdigest()[:16], "blocks": count}
 
 
 def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) -> dict:
-    """What a run did. Its device is the one the blocks ran on: the examples pick CUDA when it is available, so a
-    run that had CUDA ran them there, required or not (``require_cuda``: whether the GPU rule checked it)."""
+    """What a run did. Its device is the one the blocks ran on: the examples pick CUDA when it is
+    available, so a run that had CUDA ran them there, required or not (``require_cuda``: whether the
+    GPU rule checked it)."""
     env = environment()
     return {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -96,7 +121,12 @@ def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) 
 
 def file_name(rec: dict) -> str:
     """One file per configuration and day: a rerun the same day replaces it."""
-    parts = [rec["date"][:10], rec["device"], f"torch{rec['torch'].split('+')[0]}", f"py{rec['python']}"]
+    parts = [
+        rec["date"][:10],
+        rec["device"],
+        f"torch{rec['torch'].split('+')[0]}",
+        f"py{rec['python']}",
+    ]
     if rec["device"] == "cpu":
         parts.append(rec["cpu_capability"])
     return "-".join(parts) + ".json"
@@ -128,13 +158,15 @@ def complete(rec: dict) -> bool:
 
 
 def proves(rec: dict, current: dict) -> bool:
-    """Passed, complete, and run on the page blocks as they are now (``current``: ``fingerprint()``)."""
+    """Passed, complete, and run on the page blocks as they are now (``current``:
+    ``fingerprint()``)."""
     return passed(rec) and complete(rec) and rec["pages"]["digest"] == current["digest"]
 
 
 def summary(records: list[dict], current: dict) -> dict[str, dict[str, list[str]]]:
-    """What the records prove about the current pages, per device: the torch versions that ran every page
-    block ("all"), and those that ran every block except the ones declaring a newer torch ("all_but_newer")."""
+    """What the records prove about the current pages, per device: the torch versions that ran every
+    page block ("all"), and those that ran every block except the ones declaring a newer torch
+    ("all_but_newer")."""
     proven = {device: {"all": set(), "all_but_newer": set()} for device in ("cpu", "cuda")}
     for rec in records:
         if proves(rec, current):
@@ -143,4 +175,7 @@ def summary(records: list[dict], current: dict) -> dict[str, dict[str, list[str]
     key = lambda v: tuple(int(x) for x in re.findall(r"\d+", v))  # noqa: E731
     for kinds in proven.values():
         kinds["all_but_newer"] -= kinds["all"]
-    return {device: {kind: sorted(v, key=key) for kind, v in kinds.items()} for device, kinds in proven.items()}
+    return {
+        device: {kind: sorted(v, key=key) for kind, v in kinds.items()}
+        for device, kinds in proven.items()
+    }

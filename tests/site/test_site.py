@@ -15,7 +15,7 @@ from qkvsite.config import DOCS, ROOT, source_pages
 from qkvsite.dialect import Page
 from qkvsite.figures import load_all, run_example
 
-LABEL_CONT = {"zh": "接上一段代码", "en": "continues the block above"}
+LABEL_CONT = {"zh": "接上一段运行", "en": "continues the block above"}
 
 
 def lang_of(page) -> str:
@@ -40,7 +40,9 @@ def test_every_rendered_python_block_is_collected_and_run(site, page):
 
 @pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_python_comes_only_from_snippets(page):
-    fences = re.findall(r"^```(?:python|py)\b[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
+    fences = re.findall(
+        r"^```(?:python|py)\b[^\n]*\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S
+    )
     for body in fences:
         lines = [line for line in body.splitlines() if line.strip()]
         assert lines and all(re.match(r'--8<-- "snippets/', line) for line in lines), body
@@ -50,7 +52,8 @@ def test_python_comes_only_from_snippets(page):
 def test_continuations_are_labelled_on_the_page(site, page):
     continuing = sum(block.continues for block in Page(page).blocks)
     titles = [
-        re.sub(r"<[^>]+>", "", t) for t in re.findall(r'<span class="filename">(.*?)</span>', html_of(site, page))
+        re.sub(r"<[^>]+>", "", t)
+        for t in re.findall(r'<span class="filename">(.*?)</span>', html_of(site, page))
     ]
     assert sum(LABEL_CONT[lang_of(page)] in title for title in titles) == continuing
 
@@ -86,7 +89,9 @@ def test_figure_labels_are_text_in_the_page_language(site):
     assert ">cat<" in (site / "en/figures/similarity-matrix.svg").read_text(encoding="utf-8")
 
 
-def test_a_build_that_finds_every_figure_cached_draws_none_and_does_not_import_matplotlib(site, monkeypatch):
+def test_a_build_that_finds_every_figure_cached_draws_none_and_does_not_import_matplotlib(
+    site, monkeypatch
+):
     from qkvsite import figure_cache
     from tests.conftest import BUILT_SITE
 
@@ -94,17 +99,23 @@ def test_a_build_that_finds_every_figure_cached_draws_none_and_does_not_import_m
         pytest.skip("a site built before the tests: its cache is not this test's to read")
     for module in ["matplotlib", "qkvsite.figures"]:
         monkeypatch.setitem(sys.modules, module, None)  # importing it now raises ImportError
-    drawings = figure_cache.Drawings(config.languages())  # the build behind `site` drew and cached every figure
+    # the build behind `site` drew and cached every figure
+    drawings = figure_cache.Drawings(config.languages())
     assert drawings.missing() == []
     for name in drawings.figures:
         for lang in config.languages():
-            assert all(drawings.svg(name, lang, scheme).startswith(b"<?xml") for scheme in figure_cache.SCHEMES)
+            assert all(
+                drawings.svg(name, lang, scheme).startswith(b"<?xml")
+                for scheme in figure_cache.SCHEMES
+            )
 
 
 def test_the_figures_read_from_the_modules_source_are_those_the_modules_register():
     from qkvsite import figure_cache
 
-    spec = {name: (spec.example, spec.module_file, spec.measured) for name, spec in load_all().items()}
+    spec = {
+        name: (spec.example, spec.module_file, spec.measured) for name, spec in load_all().items()
+    }
     assert figure_cache.declared() == spec
 
 
@@ -112,7 +123,9 @@ def test_a_figure_declared_twice_is_an_error(tmp_path, monkeypatch):
     from qkvsite import figure_cache
 
     for name in ("a", "b"):
-        (tmp_path / f"{name}.py").write_text('@figure("same", "dot_product/two_vectors.py")\ndef f(ns, lang): ...\n')
+        (tmp_path / f"{name}.py").write_text(
+            '@figure("same", "dot_product/two_vectors.py")\ndef f(ns, lang): ...\n'
+        )
     monkeypatch.setattr(figure_cache, "MODULES", tmp_path)
     with pytest.raises(ValueError, match="'same' is declared twice"):
         figure_cache.declared()
@@ -128,8 +141,12 @@ def test_both_schemes_of_a_figure_are_one_drawing_in_each_schemes_colours(site, 
     for name in load_all():
         light = (site / f"{prefix}figures/{name}.svg").read_text(encoding="utf-8")
         dark = (site / f"{prefix}figures/{name}.dark.svg").read_text(encoding="utf-8")
-        assert not any(p in light or p in dark for p in PLACEHOLDERS.values()), f"{name}: a placeholder colour left"
-        assert HEX.sub("#", light) == HEX.sub("#", dark), f"{name}: the schemes differ in more than colours"
+        assert not any(p in light or p in dark for p in PLACEHOLDERS.values()), (
+            f"{name}: a placeholder colour left"
+        )
+        assert HEX.sub("#", light) == HEX.sub("#", dark), (
+            f"{name}: the schemes differ in more than colours"
+        )
         assert light != dark
         assert 'style="fill: #1e2029"' in dark and "#1e2029" not in light, f"{name}: dark paper"
 
@@ -145,7 +162,9 @@ def test_a_scheme_colour_inside_a_raster_image_fails_the_figure():
         ax.imshow([[0.0, float("nan")], [1.0, 0.5]], cmap=cmap)
         return fig
 
-    figures.FIGURES["raster-test"] = figures.Figure("raster-test", "dot_product/two_vectors.py", bad_cells_in_paper)
+    figures.FIGURES["raster-test"] = figures.Figure(
+        "raster-test", "dot_product/two_vectors.py", bad_cells_in_paper
+    )
     try:
         with pytest.raises(ValueError, match="raster-test.*inside a raster image"):
             figures._draw("raster-test", "en")
@@ -155,17 +174,32 @@ def test_a_scheme_colour_inside_a_raster_image_fails_the_figure():
 
 def test_every_figure_is_used_and_none_is_committed():
     for lang in ["zh", "en"]:
-        text = "\n".join(p.read_text(encoding="utf-8") for p in source_pages() if lang_of(p) == lang)
+        text = "\n".join(
+            p.read_text(encoding="utf-8") for p in source_pages() if lang_of(p) == lang
+        )
         for name in load_all():
-            assert f"](figures/{name}.svg)" in text, f"figure {name} is drawn but no {lang} page shows it"
-    tracked = subprocess.run(["git", "ls-files", "docs"], cwd=ROOT, capture_output=True, text=True).stdout
+            assert f"](figures/{name}.svg)" in text, (
+                f"figure {name} is drawn but no {lang} page shows it"
+            )
+    tracked = subprocess.run(
+        ["git", "ls-files", "docs"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
     assert not re.search(r"\.(svg|png|jpe?g|gif)$", tracked, re.M), tracked
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the failure on a machine without CUDA")
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason="checks the failure on a machine without CUDA"
+)
 def test_require_cuda_fails_without_cuda():
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "tests/test_dot_product.py"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "tests/examples/test_dot_product.py",
+        ],
         cwd=ROOT,
         env={**os.environ, "REQUIRE_CUDA": "1"},
         capture_output=True,
@@ -175,7 +209,9 @@ def test_require_cuda_fails_without_cuda():
     assert "REQUIRE_CUDA=1 but torch.cuda.is_available() is False" in result.stdout + result.stderr
 
 
-def test_the_gpu_check_rehearsal_runs_the_rule_with_the_cpu_as_the_device(pytestconfig, monkeypatch):
+def test_the_gpu_check_rehearsal_runs_the_rule_with_the_cpu_as_the_device(
+    pytestconfig, monkeypatch
+):
     from qkvsite.pytest_plugin import gpu_rule, pytest_configure, pytest_report_header
 
     monkeypatch.setenv("REQUIRE_CUDA", "1")
@@ -258,7 +294,9 @@ def test_the_pages_job_tests_the_very_directory_it_uploads_for_deploy():
     steps = workflow("ci.yml")["jobs"]["pages"]["steps"]
     build = next(i for i, step in enumerate(steps) if step.get("run") == "make build")
     tests = next(i for i, step in enumerate(steps) if "pytest" in step.get("run", ""))
-    upload = next(i for i, step in enumerate(steps) if "upload-pages-artifact" in step.get("uses", ""))
+    upload = next(
+        i for i, step in enumerate(steps) if "upload-pages-artifact" in step.get("uses", "")
+    )
     assert build < tests < upload
     assert steps[tests]["env"]["QKV_SITE_DIR"] == steps[upload]["with"]["path"] == "site"
     for name in ("SITE_URL", "REPO_URL"):  # the tests expect what the site was built with
@@ -268,9 +306,11 @@ def test_the_pages_job_tests_the_very_directory_it_uploads_for_deploy():
 def test_a_scheduled_or_manual_run_cannot_cancel_a_push_run_and_colab_waits_for_the_deploy():
     ci = workflow("ci.yml")
     assert {"schedule", "workflow_dispatch", "push"} <= set(triggers(ci))
-    # one concurrency group per event and ref: a push run to main shares it with no scheduled or manual run
+    # one concurrency group per event and ref: a push run to main shares it with no scheduled or
+    # manual run
     assert (
-        "${{ github.event_name }}" in ci["concurrency"]["group"] and "${{ github.ref }}" in ci["concurrency"]["group"]
+        "${{ github.event_name }}" in ci["concurrency"]["group"]
+        and "${{ github.ref }}" in ci["concurrency"]["group"]
     )
     assert ci["concurrency"]["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
     colab = ci["jobs"]["colab"]
@@ -287,7 +327,9 @@ def test_the_published_site_cites_the_records_of_the_commit_it_was_built_from():
     }
     assert set(uploads) == {"cpu", "torch-versions"}
     steps = ci["jobs"]["pages"]["steps"]
-    download = next(i for i, step in enumerate(steps) if "download-artifact" in step.get("uses", ""))
+    download = next(
+        i for i, step in enumerate(steps) if "download-artifact" in step.get("uses", "")
+    )
     build = next(i for i, step in enumerate(steps) if step.get("run") == "make build")
     assert download < build
     wanted = {"pattern": "verification-*", "path": "verification/records", "merge-multiple": True}
@@ -306,7 +348,10 @@ def test_every_job_has_a_timeout_and_minimal_permissions():
             if name == "deploy":
                 assert job["permissions"] == {"pages": "write", "id-token": "write"}
             elif name == "colab":  # pushes the generated notebooks to their own branch
-                assert job["permissions"] == {"contents": "write"} and job["needs"] == ["pages", "deploy"]
+                assert job["permissions"] == {"contents": "write"} and job["needs"] == [
+                    "pages",
+                    "deploy",
+                ]
             else:
                 assert not writes, f"{path.name}: {name} writes {writes}"
 
@@ -314,5 +359,15 @@ def test_every_job_has_a_timeout_and_minimal_permissions():
 def test_python_passes_ruff():
     ruff = shutil.which("ruff", path=os.path.dirname(sys.executable))
     assert ruff, "ruff is not installed (requirements.txt)"
-    result = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_python_is_formatted_by_ruff_at_100_columns():
+    ruff = shutil.which("ruff", path=os.path.dirname(sys.executable))
+    result = subprocess.run(
+        [ruff, "format", "--check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
