@@ -1,15 +1,17 @@
 """The notebook edition in the build, and what every pass needs made first (``prepare``).
 
-Before the default language's pass, ``prepare`` makes what the cache lacks at the same time: the chapters' notebooks
-run in Jupyter kernels (``qkvsite.notebooks``, two at a time) while two worker processes (``qkvsite.workers``) draw
-the missing figures (one example's per task) and link-preview cards. Then each chapter's notebook page and download is
-written to ``docs/notebooks/``, before MkDocs lists the files.
+Before the default language's pass, ``prepare`` makes what the cache lacks at the same time: the
+chapters' notebooks run in Jupyter kernels (``qkvsite.notebooks``, two at a time) while two
+worker processes (``qkvsite.workers``) draw the missing figures (one example's per task) and
+link-preview cards. Then each chapter's notebook page and download is written to
+``docs/notebooks/``, before MkDocs lists the files.
 
 mkdocs-jupyter renders the notebook pages (``execute: false``) with the site's template,
-``qkvsite/jupyter/nbconvert/templates/`` (the cells only), which nbconvert finds first on $JUPYTER_PATH. It caches
-each rendering by the notebook and its options, in a directory per language (its eviction would drop the other
-language's entries) named after what its key leaves out (the template, the renderers' versions); a manifest
-(``qkvsite.cache``) vouches for each entry, and any other is deleted before mkdocs-jupyter reads it.
+``qkvsite/jupyter/nbconvert/templates/`` (the cells only), which nbconvert finds first on
+$JUPYTER_PATH. It caches each rendering by the notebook and its options, in a directory per
+language (its eviction would drop the other language's entries) named after what its key leaves
+out (the template, the renderers' versions); a manifest (``qkvsite.cache``) vouches for each
+entry, and any other is deleted before mkdocs-jupyter reads it.
 """
 
 from __future__ import annotations
@@ -25,24 +27,39 @@ from mkdocs_jupyter.plugin import NotebookFile
 
 from qkvsite import cards, figure_cache, notebooks, workers
 from qkvsite import config as site
-from qkvsite.cache import CACHE, JINJA, check_directory, evict_unknown, key, manifest, versions, vouch_for_directory
+from qkvsite.cache import (
+    CACHE,
+    JINJA,
+    check_directory,
+    evict_unknown,
+    key,
+    make_directory,
+    manifest,
+    marked,
+    versions,
+    vouch_for_directory,
+)
 from qkvsite.hooks import building
 from qkvsite.hooks.figures import draw_now
 from qkvsite.hooks.social import every_card
 
 log = logging.getLogger("mkdocs.plugins.qkv")
-JUPYTER_PATH = site.ROOT / "qkvsite" / "jupyter"  # nbconvert/templates/mkdocs_html/notebook.html.j2
+# nbconvert/templates/mkdocs_html/notebook.html.j2
+JUPYTER_PATH = site.ROOT / "qkvsite" / "jupyter"
 TEMPLATE = JUPYTER_PATH / "nbconvert" / "templates" / "mkdocs_html" / "notebook.html.j2"
 RENDERERS = ("mkdocs-jupyter", "nbconvert", "pygments", "mistune", "jupytext", "nbformat")
 
 
 def set_up_rendering(config) -> None:
-    """mkdocs-jupyter renders with the site's template, into this pass's language's cache directory."""
+    """mkdocs-jupyter renders with the site's template, into this pass's language's cache
+    directory."""
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is None:
         return
     if jupyter.config["execute"]:
-        raise ValueError("mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them")
+        raise ValueError(
+            "mkdocs-jupyter must not execute the notebooks (execute: false): the build has run them"
+        )
     paths = os.environ.get("JUPYTER_PATH", "").split(os.pathsep)
     if str(JUPYTER_PATH) not in paths:
         os.environ["JUPYTER_PATH"] = os.pathsep.join([str(JUPYTER_PATH), *filter(None, paths)])
@@ -61,28 +78,44 @@ def rendered_pages(lang: str) -> Path:
 def check_rendered_pages(config) -> None:
     """Delete every rendering of this pass's language that the manifest does not vouch for."""
     directory = rendered_pages(building(config))
-    directory.mkdir(parents=True, exist_ok=True)
-    check_directory(directory, made_by())
+    make_directory(directory.parent).joinpath(directory.name).mkdir(exist_ok=True)
+    if marked(
+        directory.parent
+    ):  # the build made the directory of the renderings: never another program's
+        check_directory(directory, made_by())
 
 
 def prepare(config) -> figure_cache.Drawings:
-    """Execute the notebooks, draw the figures and cards the cache lacks, and write every notebook; return the
-    figures' drawings for the passes."""
+    """Execute the notebooks, draw the figures and cards the cache lacks, and write every notebook;
+    return the figures' drawings for the passes."""
     drawings = figure_cache.Drawings(site.languages(), draw=draw_now)
     by_example: dict[str, list] = {}
     missing_figures = drawings.missing()
     for name, lang in missing_figures:
         by_example.setdefault(drawings.figures[name][0], []).append((name, lang))
-    jobs = [("qkvsite.figures", "draw", group) for group in sorted(by_example.values(), key=len, reverse=True)]
-    missing_cards = [card for card in every_card(config) if not cards.CACHE.has(cards.card_key(*card))]
+    jobs = [
+        ("qkvsite.figures", "draw", group)
+        for group in sorted(by_example.values(), key=len, reverse=True)
+    ]
+    missing_cards = [
+        card for card in every_card(config) if not cards.CACHE.has(cards.card_key(*card))
+    ]
     jobs += [("qkvsite.cards", "draw", missing_cards)] if missing_cards else []
-    # under `mkdocs serve`, a rebuild makes again only the notebooks of the chapters an edit changed
-    common = [*sorted((site.ROOT / "snippets").rglob("*.py")), site.MKDOCS_YML, config.site_url, config.repo_url]
+    # under `mkdocs serve`, a rebuild makes again only the notebooks of the chapters an edit
+    # changed
+    common = [
+        *sorted((site.ROOT / "snippets").rglob("*.py")),
+        site.MKDOCS_YML,
+        config.site_url,
+        config.repo_url,
+    ]
     common = key(*common, sorted(drawings.keys.values()), notebooks.run_key([]))
     pages = lambda chapter: [site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()]  # noqa: E731
     made_from = {chapter: key(common, *pages(chapter)) for chapter in site.chapters()}
     todo = [
-        chapter for chapter, made in made_from.items() if _made.get(chapter, (None,))[0] != (made, on_disk(chapter))
+        chapter
+        for chapter, made in made_from.items()
+        if _made.get(chapter, (None,))[0] != (made, on_disk(chapter))
     ]
     for chapter in set(site.chapters()) - set(todo):
         notebooks.RUNS.keep(_made[chapter][1])  # its run is still this build's: not evicted
@@ -100,7 +133,9 @@ def prepare(config) -> figure_cache.Drawings:
             f"{len(missing_cards)} cards drawn by {time.perf_counter() - start:.1f} s"
         )
     notebooks.write_notebooks(chapter_notebooks, runs, config.site_url, drawings.svg)
-    _made.update({chapter: ((made_from[chapter], on_disk(chapter)), runs[chapter][0]) for chapter in todo})
+    _made.update(
+        {chapter: ((made_from[chapter], on_disk(chapter)), runs[chapter][0]) for chapter in todo}
+    )
     return drawings
 
 
@@ -109,26 +144,34 @@ _made: dict[str, tuple[tuple[str, str], str]] = {}
 
 
 def on_disk(chapter: str) -> str:
-    """A chapter's notebook files as they are now (another build may have written them, with other links)."""
+    """A chapter's notebook files as they are now (another build may have written them, with other
+    links)."""
     editions = [notebooks.Edition(chapter, lang) for lang in site.languages()]
-    return key(*(notebooks.GENERATED / path for each in editions for path in (each.page, each.download)))
+    return key(
+        *(notebooks.GENERATED / path for each in editions for path in (each.page, each.download))
+    )
 
 
 def notebook_pages_are_pages(files, config):
     """The notebook pages are pages again.
 
-    mkdocs-jupyter marks .ipynb files as pages (its NotebookFile), and mkdocs-static-i18n then rebuilds every file as
-    a plain File: it keeps the page's URL but no longer counts it as a page. Each is wrapped again, with the URL the
-    i18n plugin gave it and the alternates its language switcher needs.
+    mkdocs-jupyter marks .ipynb files as pages (its NotebookFile), and mkdocs-static-i18n then
+    rebuilds every file as a plain File: it keeps the page's URL but no longer counts it as a
+    page. Each is wrapped again, with the URL the i18n plugin gave it and the alternates its
+    language switcher needs.
     """
     jupyter = config.plugins.get("mkdocs-jupyter")
-    for file in [f for f in files if f.src_uri.endswith(".ipynb") and f.dest_uri.endswith("index.html")]:
+    for file in [
+        f for f in files if f.src_uri.endswith(".ipynb") and f.dest_uri.endswith("index.html")
+    ]:
         page = NotebookFile(file, config.use_directory_urls, config.site_dir)
         page.dest_path, page.abs_dest_path, page.url = file.dest_path, file.abs_dest_path, file.url
-        # the plugin computes alternates for pages only, so it gave these none: the language switcher's links
+        # the plugin computes alternates for pages only, so it gave these none: the language
+        # switcher's links
         chapter = Path(file.src_uri).name.split(".")[0]
         page.alternates = {
-            lang: SimpleNamespace(url=site.url_prefix(lang) + f"notebooks/{chapter}/") for lang in site.languages()
+            lang: SimpleNamespace(url=site.url_prefix(lang) + f"notebooks/{chapter}/")
+            for lang in site.languages()
         }
         if jupyter is None or not jupyter.should_include(page):
             raise RuntimeError(f"{file.src_uri}: mkdocs-jupyter does not render this notebook")
@@ -138,25 +181,34 @@ def notebook_pages_are_pages(files, config):
 
 
 def edit_the_chapter_page(page) -> None:
-    """A notebook page is generated from its chapter page: "edit this page" edits the chapter page."""
+    """A notebook page is generated from its chapter page: "edit this page" edits the chapter
+    page."""
     if page.edit_url and page.file.src_uri.startswith("notebooks/"):
         chapter = Path(page.file.src_uri).stem  # <chapter>.<lang>
         page.edit_url = page.edit_url.rsplit("/docs/", 1)[0] + f"/docs/{chapter}.md"
 
 
 def without_dead_style(html: str, page) -> str:
-    """A notebook page without the <style> mkdocs-jupyter appends to it: nbconvert's Pygments CSS written as a
-    Python list (its repr), so every rule of it is dead CSS. The cells are highlighted in Material's colours."""
+    """A notebook page without the <style> mkdocs-jupyter appends to it: nbconvert's Pygments CSS
+    written as a Python list (its repr), so every rule of it is dead CSS. The cells are
+    highlighted in Material's colours."""
     body, style, css = html.rpartition("<style>")
-    return body.rstrip() if style and page.file.src_uri.endswith(".ipynb") and css.lstrip().startswith("['") else html
+    return (
+        body.rstrip()
+        if style and page.file.src_uri.endswith(".ipynb") and css.lstrip().startswith("['")
+        else html
+    )
 
 
 def finish(config) -> None:
-    """After the last pass: vouch for the renderings mkdocs-jupyter kept, and drop the entries no pass used."""
+    """After the last pass: vouch for the renderings mkdocs-jupyter kept, and drop the entries no
+    pass used."""
     for lang in site.languages():
         vouch_for_directory(rendered_pages(lang), made_by())
     kept = {rendered_pages(lang) for lang in site.languages()}
-    for directory in [d for d in (CACHE / "mkdocs-jupyter").glob("*") if d.is_dir() and d not in kept]:
+    parent = CACHE / "mkdocs-jupyter"
+    older = [d for d in parent.glob("*") if d.is_dir() and d not in kept] if marked(parent) else []
+    for directory in older:
         for path in [*directory.glob("*"), manifest(directory)]:
             path.unlink(missing_ok=True)
         directory.rmdir()
@@ -166,7 +218,8 @@ def finish(config) -> None:
 
 
 def watch(server, config):
-    """Watch docs/ but not the generated docs/notebooks/: writing them must not start another rebuild."""
+    """Watch docs/ but not the generated docs/notebooks/: writing them must not start another
+    rebuild."""
     docs = Path(config.docs_dir)
     server.unwatch(str(docs))
     server.watch(str(docs), recursive=False)  # the pages; a new page is seen too

@@ -1,6 +1,9 @@
-"""The build's one cache rule (qkvsite.cache): entries found by a key of what they are made from, checked on every
-read, written whole even by two processes at once, evicted when no build used them."""
+"""The build's one cache rule (qkvsite.cache): entries found by a key of what they are made from,
+checked on every read, written whole even by two processes at once, evicted when no build used
+them.
+"""
 
+import os
 import subprocess
 import sys
 
@@ -35,9 +38,13 @@ def test_text_is_written_as_utf8(tmp_path):
 
 
 @pytest.fixture
-def entries(tmp_path):
+def entries(tmp_path, monkeypatch):
+    from qkvsite import cache as cache_module
+
+    # a root the build creates: marked
+    monkeypatch.setattr(cache_module, "CACHE", tmp_path / "cache")
     cache = Cache("test", ".txt")
-    cache.directory = tmp_path
+    cache.directory = tmp_path / "cache" / "test"
     return cache
 
 
@@ -82,31 +89,104 @@ def test_entries_no_build_used_are_evicted_but_not_those_written_since_it_starte
     import time
 
     for name in ("old", "kept", "another-builds"):
-        entries.put(name, name)
-    writing = entries.directory / "being-written.txt.123.456.tmp"  # another process, writing an entry
+        entries.put(key(name), name)
+    # another process, writing an entry
+    writing = entries.directory / f"{key('being written')}.txt.123.456.tmp"
     writing.write_bytes(b"half")
     earlier = time.time() - 60
     for path in entries.directory.iterdir():
         os.utime(path, (earlier, earlier))
     entries.used, entries.since = set(), time.time()  # a new build
-    assert entries.get("kept") == b"kept"
-    entries.put("another-builds", "written again by a build beside this one")
-    assert [path.name for path in entries.evict()] == ["old.txt"]
+    assert entries.get(key("kept")) == b"kept"
+    entries.put(key("another-builds"), "written again by a build beside this one")
+    assert [path.name for path in entries.evict()] == [entries.path(key("old")).name]
     assert sorted(path.name for path in entries.directory.iterdir()) == sorted(
-        ["kept.txt", "another-builds.txt", writing.name]
+        [
+            ".qkv-cache",
+            entries.path(key("kept")).name,
+            entries.path(key("another-builds")).name,
+            writing.name,
+        ]
     )
 
 
 def test_what_an_older_layout_of_the_build_left_in_the_cache_is_deleted(tmp_path, monkeypatch):
     from qkvsite import cache
 
-    monkeypatch.setattr(cache, "CACHE", tmp_path)
+    monkeypatch.setattr(cache, "CACHE", tmp_path / "cache")
     for name in ("figures", "verification", "search"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "highlight.json").write_text("{}")
+        cache.make_directory(tmp_path / "cache" / name)  # made by the build: marked
     Cache("figures")
-    assert sorted(path.name for path in cache.evict_unknown()) == ["highlight.json", "search"]
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["figures", "verification"]
+    assert sorted(path.name for path in cache.evict_unknown()) == ["search"]
+    assert sorted(path.name for path in (tmp_path / "cache").iterdir()) == [
+        ".qkv-cache",
+        "figures",
+        "verification",
+    ]
+
+
+FOREIGN = {
+    "pip/http/entry": "a wheel",
+    "huggingface/hub/model": "weights",
+    "notes.txt": "mine",
+    "figures/mine.svg": "<svg/>",
+}
+
+
+def shared_directory(root):
+    """A user's cache directory (~/.cache) with other programs' files, one of them where the build
+    keeps figures."""
+    for name, text in FOREIGN.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_cache_root_the_build_did_not_make_keeps_every_file_of_other_programs(
+    tmp_path, monkeypatch
+):
+    from qkvsite import cache
+
+    root = shared_directory(tmp_path / "shared")
+    monkeypatch.setattr(cache, "CACHE", root)
+    figures = Cache("figures", ".svg")
+    figures.put(key("a figure"), "<svg/>")
+    figures.used = set()  # a later build that used nothing: every entry is stale
+    figures.since = float("inf")
+    assert figures.evict() == [] and cache.evict_unknown() == []
+    assert not (root / ".qkv-cache").exists()
+    assert all((root / name).read_text() == text for name, text in FOREIGN.items())
+
+
+def test_in_a_marked_root_eviction_deletes_only_what_the_build_named_and_made(
+    tmp_path, monkeypatch
+):
+    from qkvsite import cache
+
+    root = tmp_path / "cache"
+    monkeypatch.setattr(cache, "CACHE", root)
+    figures = Cache("figures", ".svg")
+    figures.put(key("a figure"), "<svg/>")  # the build creates the root: it is marked
+    shared_directory(root)
+    figures.used, figures.since = set(), float("inf")
+    assert [path.name for path in figures.evict()] == [f"{key('a figure')}.svg"]
+    assert cache.evict_unknown() == []  # pip/ and huggingface/ carry no marker
+    assert all((root / name).read_text() == text for name, text in FOREIGN.items())
+
+
+def test_a_build_pointed_at_a_shared_cache_directory_keeps_other_programs_files(tmp_path):
+    """The whole end of a build (qkvsite.hooks.notebooks.finish: every cache's eviction, the
+    renderings' directories, what an older layout left), in a process of its own with
+    QKV_CACHE_DIR set to a user's cache directory."""
+    root = shared_directory(tmp_path / "shared")
+    finish = (
+        "from types import SimpleNamespace\nfrom qkvsite.hooks import notebooks\nfrom "
+        "qkvsite.cache import Cache, key\nCache('figures', '.svg').put(key('x'), "
+        "'<svg/>')\nnotebooks.finish(SimpleNamespace())\n"
+    )
+    env = {**os.environ, "QKV_CACHE_DIR": str(root)}
+    subprocess.run([sys.executable, "-c", finish], env=env, check=True, timeout=120)
+    assert all((root / name).read_text() == text for name, text in FOREIGN.items())
 
 
 def test_a_truncated_compiled_template_is_compiled_again_not_a_bare_unpickling_error(tmp_path):
@@ -114,7 +194,9 @@ def test_a_truncated_compiled_template_is_compiled_again_not_a_bare_unpickling_e
 
     templates = Cache("jinja")
     templates.directory = tmp_path
-    make = lambda: Environment(loader=DictLoader({"t": "{{ x }}!"}), bytecode_cache=TemplateCache(templates))  # noqa: E731
+    make = lambda: Environment(
+        loader=DictLoader({"t": "{{ x }}!"}), bytecode_cache=TemplateCache(templates)
+    )  # noqa: E731
     assert make().get_template("t").render(x=1) == "1!"
     (entry,) = tmp_path.iterdir()
     entry.write_bytes(entry.read_bytes()[:40])
