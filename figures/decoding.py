@@ -1,4 +1,4 @@
-"""Chapter 7 figures, drawn from snippets/decoding/*.py."""
+"""Chapter 8 figures, drawn from snippets/decoding/*.py."""
 
 import matplotlib.pyplot as plt
 
@@ -36,9 +36,15 @@ def _mask(ax, mask, row_labels, col_labels):
     paper, rule = palette()["paper"], palette()["rule"]
     for i, row in enumerate(mask):
         for j, ok in enumerate(row):
-            style = {"facecolor": ALLOWED, "edgecolor": paper} if ok else {"fill": False, "ec": rule, "hatch": "///"}
+            style = (
+                {"facecolor": ALLOWED, "edgecolor": paper}
+                if ok
+                else {"fill": False, "ec": rule, "hatch": "///"}
+            )
             ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, lw=1.5, **style))
-            ax.text(j, i, int(ok), ha="center", va="center", color="white" if ok else palette()["muted"])
+            ax.text(
+                j, i, int(ok), ha="center", va="center", color="white" if ok else palette()["muted"]
+            )
     ax.set(xlim=(-0.5, len(mask[0]) - 0.5), ylim=(len(mask) - 0.5, -0.5), aspect="equal")
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
@@ -51,11 +57,16 @@ def causal_alignment(ns, lang):
     t = words(TEXT, lang)
     L_k, L_q = ns["L_k"], ns["L_q"]
     cached = L_k - L_q
-    # the first column of each group names the group: a word under every column would run into the next
-    cols = [f"{j}\n{t['cached'] if j == 0 else t['new'] if j == cached else ''}" for j in range(L_k)]
+    # the first column of each group names the group: a word under every column would run into the
+    # next
+    cols = [
+        f"{j}\n{t['cached'] if j == 0 else t['new'] if j == cached else ''}" for j in range(L_k)
+    ]
     rows = [t["token"].format(cached + i) for i in range(L_q)]
     fig, axes = plt.subplots(2, 1, figsize=(5.0, 5.0), layout="constrained")
-    for ax, key, title in zip(axes, ["upper_left", "lower_right"], ["upper_title", "lower_title"], strict=True):
+    for ax, key, title in zip(
+        axes, ["upper_left", "lower_right"], ["upper_title", "lower_title"], strict=True
+    ):
         _mask(ax, ns[key].tolist(), rows, cols)
         ax.axvline(cached - 0.5, color=palette()["ink"], lw=1.2, ls="--")
         ax.set(title=t[title], ylabel=t["query"])
@@ -75,7 +86,14 @@ def kv_cache_speed(ns, lang):
     ax.plot(lengths, full, "o-", color="tab:red", label=t["full"])
     ax.plot(lengths, cached, "s-", color="tab:blue", label=t["with_cache"])
     for x, y, ratio in zip(lengths, full, ns["speedup"], strict=True):  # the ratio above each point
-        ax.annotate(f"{ratio:.1f}×", (x, y), xytext=(0, 6), textcoords="offset points", ha="center", color="tab:red")
+        ax.annotate(
+            f"{ratio:.1f}×",
+            (x, y),
+            xytext=(0, 6),
+            textcoords="offset points",
+            ha="center",
+            color="tab:red",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, lengths)
     ax.set(xlabel=t["length"], ylabel=t["ms"], title=t["speed_title"].format(ns["repeats"]))
@@ -93,10 +111,17 @@ def left_padding(ns, lang):
     batch, pad, positions = ns["batch"].cpu(), ns["pad"].cpu(), ns["positions"].cpu()
     vocab, prompts = ns["vocab"], ns["prompts"]
     mask = ns["decoder_mask"](batch.shape[1], batch.shape[1], pad)[:, 0]
-    fig, axes = plt.subplots(1, len(prompts), figsize=(5.8, 3.2), layout="constrained", gridspec_kw={"wspace": 0.1})
+    fig, axes = plt.subplots(
+        1, len(prompts), figsize=(5.8, 3.2), layout="constrained", gridspec_kw={"wspace": 0.1}
+    )
     for b, ax in enumerate(axes):
-        names = [t["pad"] if bool(pad[b, j]) else vocab[int(batch[b, j])] for j in range(batch.shape[1])]
-        cols = [name if bool(pad[b, j]) else f"{name}\n({int(positions[b, j])})" for j, name in enumerate(names)]
+        names = [
+            t["pad"] if bool(pad[b, j]) else vocab[int(batch[b, j])] for j in range(batch.shape[1])
+        ]
+        cols = [
+            name if bool(pad[b, j]) else f"{name}\n({int(positions[b, j])})"
+            for j, name in enumerate(names)
+        ]
         _mask(ax, mask[b].tolist(), names, cols)
         ax.set_title(t["pad_title"].format(b, " ".join(prompts[b])))
     axes[0].set_ylabel(t["pad_query"])

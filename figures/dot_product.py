@@ -5,8 +5,9 @@ import matplotlib.pyplot as plt
 from qkvsite.figures import figure, heatmap, row_sums, weighted_rows, words
 
 EXAMPLE = "dot_product/self_similarity.py"
-# Z[{0}] = Σⱼ A[{0}, j] · X[j] in mathtext; the token {0} (Chinese on the Chinese page) stays outside the $...$,
-# and \Sigma_j, not \sum_j, which would set j under the sign, into the tick labels below the title
+# Z[{0}] = Σⱼ A[{0}, j] · X[j] in mathtext; the token {0} (Chinese on the Chinese page) stays
+# outside the $...$, and \Sigma_j, not \sum_j, which would set j under the sign, into the tick
+# labels below the title
 WS = "$Z[${0}$] = \\Sigma_j A[${0}$, j] \\cdot X[j]$"
 
 # each label in the two languages, (Chinese, English), or one string for both
@@ -20,7 +21,10 @@ TEXT = {
     "times": "${:.3f} \\times X[${}$]$",
     "result": "$Z[${}$]$",
     "ws_title": (WS + "：把 X 的整行按权重相加", WS + ": whole rows of X, weighted"),
-    "ws_note": ("每一列：上面三格相加 = 最下面一格", "each column: the three cells above add up to the cell below"),
+    "ws_note": (
+        "每一列：上面三格相加 = 最下面一格",
+        "each column: the three cells above add up to the cell below",
+    ),
 }
 
 
@@ -37,7 +41,9 @@ def _scores(ax, ns, lang):
 @figure("similarity-matrix", EXAMPLE)
 def similarity_matrix(ns, lang):
     X = ns["X"].cpu()
-    fig, (ax_x, ax_s) = plt.subplots(1, 2, figsize=(5.6, 2.7), width_ratios=[X.shape[1], X.shape[0]])
+    fig, (ax_x, ax_s) = plt.subplots(
+        1, 2, figsize=(5.6, 2.7), width_ratios=[X.shape[1], X.shape[0]]
+    )
     t, tokens = _scores(ax_s, ns, lang)
     heatmap(ax_x, X, tokens, range(1, X.shape[1] + 1), cmap="Greens")
     ax_x.set_title(t["x_title"].format(*X.shape))
@@ -67,7 +73,15 @@ def weighted_sum(ns, lang):
     features = [str(k + 1) for k in range(X.shape[1])]
     title, result = t["ws_title"].format(tokens[0]), t["result"].format(tokens[0])
     fig = weighted_rows(
-        A[0], X, Z[0], tokens, features, times=t["times"], result=result, title=title, note=t["ws_note"]
+        A[0],
+        X,
+        Z[0],
+        tokens,
+        features,
+        times=t["times"],
+        result=result,
+        title=title,
+        note=t["ws_note"],
     )
     fig.axes[0].set_xlabel(t["feature"])  # above the numbered columns, under the title
     fig.axes[0].xaxis.set_label_position("top")

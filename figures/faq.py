@@ -4,8 +4,8 @@ import matplotlib.pyplot as plt
 
 from qkvsite.figures import figure, palette, words
 
-# each label in the two languages, (Chinese, English), or one string for both; Unicode subscripts (dₖ) instead
-# of mathtext, whose subscripts would be set smaller than the figures' smallest text
+# each label in the two languages, (Chinese, English), or one string for both; Unicode subscripts
+# (dₖ) instead of mathtext, whose subscripts would be set smaller than the figures' smallest text
 TEXT = {
     "var_title": ("q⋅k 的方差随 dₖ 增长", "The variance of q⋅k grows with dₖ"),
     "raw": "var(q⋅k)",
@@ -43,12 +43,16 @@ TEXT = {
         "测量：CPU，按时间顺序重放 torch.profiler 的内存记录",
         "measured on CPU: torch.profiler memory records, replayed",
     ),
-    "cuda_method": ("测量：CUDA，torch.cuda.max_memory_allocated", "CUDA: torch.cuda.max_memory_allocated"),
+    "cuda_method": (
+        "测量：CUDA，torch.cuda.max_memory_allocated",
+        "CUDA: torch.cuda.max_memory_allocated",
+    ),
 }
 
 
 def _log_axes(ax, xs):
-    """x on a log₂ scale with a tick at each of ``xs``; y on a log scale labelled with plain numbers (not 10²)."""
+    """x on a log₂ scale with a tick at each of ``xs``; y on a log scale labelled with plain numbers
+    (not 10²)."""
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [str(x) for x in xs])
     ax.set_yscale("log")
@@ -61,7 +65,14 @@ def _plot(ax, xs, ys, style, color, label, fmt=None, dy=6):
     ax.plot(xs, ys, style, color=color, label=label)
     for x, y in zip(xs, ys, strict=True):
         if fmt:
-            ax.annotate(fmt.format(y), (x, y), textcoords="offset points", xytext=(0, dy), ha="center", color=color)
+            ax.annotate(
+                fmt.format(y),
+                (x, y),
+                textcoords="offset points",
+                xytext=(0, dy),
+                ha="center",
+                color=color,
+            )
 
 
 @figure("faq-scaling-variance", "faq/q08_scaling_variance.py")
@@ -96,7 +107,10 @@ def heads_table3(ns, lang):
     rows = ns["rows"]  # sorted by H
     colors = ["tab:orange" if name == "base" else "tab:blue" for name, *_ in rows]
     fig, axes = plt.subplots(2, 1, figsize=(5.8, 5.6), sharex=True)
-    for ax, column, fmt, title in [(axes[0], 5, "{:.1f}", t["bleu"]), (axes[1], 4, "{:.2f}", t["ppl"])]:
+    for ax, column, fmt, title in [
+        (axes[0], 5, "{:.1f}", t["bleu"]),
+        (axes[1], 4, "{:.2f}", t["ppl"]),
+    ]:
         values = [r[column] for r in rows]
         ax.bar_label(ax.bar(range(len(rows)), values, color=colors), fmt=fmt)
         lo, hi = min(values), max(values)
@@ -120,7 +134,13 @@ def attention_cost(ns, lang):
     fig, (ax_f, ax_t) = plt.subplots(2, 1, figsize=(5.8, 6.4), sharex=True)
     _plot(ax_f, lengths, [f / 1e6 for f in flops], "o-", "tab:purple", t["mflops"])
     _plot(ax_t, timed, [s * 1e3 for s in times], "o-", "tab:green", t["measured"])
-    ax_t.plot(timed, [times[-1] * 1e3 * (L / timed[-1]) ** 2 for L in timed], ":", color="grey", label=t["slope2"])
+    ax_t.plot(
+        timed,
+        [times[-1] * 1e3 * (L / timed[-1]) ** 2 for L in timed],
+        ":",
+        color="grey",
+        label=t["slope2"],
+    )
     for ax, xs, ys in [(ax_f, lengths, flops), (ax_t, timed, times)]:
         _log_axes(ax, lengths)
         fit = t["fit"].format(slope(xs[-3:], ys[-3:]))
@@ -151,6 +171,7 @@ def score_memory(ns, lang):
     ax.set_ylabel("MiB")
     ax.set_title(t["mem_title"].format(ns["heads"], ns["d_k"]))
     method = t["cuda_method"] if ns["device"] == "cuda" else t["cpu_method"]
+    # below the axes, clear of the lines
     ax.annotate(
         method,
         (1, 0),
@@ -160,7 +181,7 @@ def score_memory(ns, lang):
         ha="right",
         va="top",
         color=palette()["muted"],
-    )  # below the axes, clear of the lines
+    )
     ax.legend(loc="upper left")
     fig.tight_layout()
     return fig

@@ -1,4 +1,4 @@
-"""Chapter 8 figures, drawn from snippets/fast_attention/*.py."""
+"""Chapter 9 figures, drawn from snippets/fast_attention/*.py."""
 
 import matplotlib.pyplot as plt
 
@@ -6,7 +6,10 @@ from qkvsite.figures import figure, note_measured_on, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "mem_title": ("一次注意力的峰值内存（$H$ = {}，$d_k$ = {}）", "Peak memory of one call ($H$ = {}, $d_k$ = {})"),
+    "mem_title": (
+        "一次注意力的峰值内存（$H$ = {}，$d_k$ = {}）",
+        "Peak memory of one call ($H$ = {}, $d_k$ = {})",
+    ),
     "naive": ("朴素公式", "naive formula"),
     "blocked": ("分块注意力（{}×{} 的块）", "blocked ({}×{} tiles)"),
     "sdpa": "F.scaled_dot_product_attention",
@@ -42,7 +45,14 @@ def memory(ns, lang):
     for values, colour in [(peak["naive"], "tab:red"), (peak["blocked"], "tab:blue")]:
         # the value at the longest length, right of its point: where the lines are furthest apart
         end = (lengths[-1], values[-1] / mib)
-        ax.annotate(f"{end[1]:.1f} MiB", end, xytext=(7, 0), textcoords="offset points", va="center", color=colour)
+        ax.annotate(
+            f"{end[1]:.1f} MiB",
+            end,
+            xytext=(7, 0),
+            textcoords="offset points",
+            va="center",
+            color=colour,
+        )
     ax.set_xscale("log", base=2)
     ax.set(yscale="log", xticks=lengths, xticklabels=lengths, xlabel=t["length"], ylabel="MiB")
     ax.set_title(t["mem_title"].format(ns["H"], ns["d_k"]))
@@ -65,7 +75,9 @@ def tiles(ns, lang):
         skipped = kind == "skipped"
         edge = palette()["rule"] if skipped else palette()["paper"]
         colour = COLOURS[kind] or palette()["paper"]
-        return plt.Rectangle(xy, block, block, fc=colour, ec=edge, hatch="///" if skipped else None, lw=2, **label)
+        return plt.Rectangle(
+            xy, block, block, fc=colour, ec=edge, hatch="///" if skipped else None, lw=2, **label
+        )
 
     fig, ax = plt.subplots(figsize=(5.8, 4.3), layout="constrained")
     ticks = range(0, L + 1, block)  # the tiles' edges
@@ -73,7 +85,19 @@ def tiles(ns, lang):
         for j in ticks[:-1]:  # first key of a tile: above the diagonal, on it, or below
             ax.add_patch(tile((j, i), "skipped" if j > i else "partial" if j == i else "full"))
     ax.plot([0, L], [0, L], color=palette()["ink"], lw=1.2, ls="--")
-    ax.set(xlim=(0, L), ylim=(L, 0), aspect="equal", xticks=ticks, yticks=ticks, xlabel=t["key"], ylabel=t["query"])
+    ax.set(
+        xlim=(0, L),
+        ylim=(L, 0),
+        aspect="equal",
+        xticks=ticks,
+        yticks=ticks,
+        xlabel=t["key"],
+        ylabel=t["query"],
+    )
     ax.set_title(t["tiles_title"].format(L, L, block, block))
-    ax.legend(handles=[tile((0, 0), kind, label=t[kind]) for kind in COLOURS], loc="upper left", bbox_to_anchor=(1, 1))
+    ax.legend(
+        handles=[tile((0, 0), kind, label=t[kind]) for kind in COLOURS],
+        loc="upper left",
+        bbox_to_anchor=(1, 1),
+    )
     return fig

@@ -1,4 +1,4 @@
-"""Chapter 9 figures, drawn from the trained models of snippets/learned_attention/reversal.py."""
+"""Chapter 7 figures, drawn from the trained models of snippets/learned_attention/reversal.py."""
 
 import math
 
@@ -12,9 +12,15 @@ TEXT = {
     "after": ("训练 {} 步之后", "After {} steps"),
     "query": ("查询 i", "query i"),
     "key": ("键 j", "key j"),
-    "note": ("格子里是权重（%），方框是正确的键 j = L − 1 − i", "weights in %; boxes: the right key j = L − 1 − i"),
+    "note": (
+        "格子里是权重（%），方框是正确的键 j = L − 1 − i",
+        "weights in %; boxes: the right key j = L − 1 − i",
+    ),
     "loss_title": ("训练损失（每步一个批次）", "Training loss (one batch per step)"),
-    "accuracy_title": ("测试准确率（{:,} 个没训练过的序列）", "Test accuracy ({:,} sequences never trained on)"),
+    "accuracy_title": (
+        "测试准确率（{:,} 个没训练过的序列）",
+        "Test accuracy ({:,} sequences never trained on)",
+    ),
     "step": ("训练步数", "training step"),
     "with_positions": ("有位置（可学习的位置表）", "with positions (learned table)"),
     "without_positions": ("没有位置", "without positions"),
@@ -33,7 +39,9 @@ SNAPSHOTS = (0, 20, 30, 40, 50)  # training steps drawn in learned-emergence, th
 def _mark_right_keys(ax, length):
     """A box around cell (i, L-1-i) of every row."""
     for i in range(length):
-        ax.add_patch(plt.Rectangle((length - 1 - i - 0.5, i - 0.5), 1, 1, fill=False, ec="tab:orange", lw=2))
+        ax.add_patch(
+            plt.Rectangle((length - 1 - i - 0.5, i - 0.5), 1, 1, fill=False, ec="tab:orange", lw=2)
+        )
 
 
 def _pair(t, panels):
@@ -63,7 +71,13 @@ def _letters(ns):
 def before_after(ns, lang):
     t = words(TEXT, lang)
     after = t["after"].format(len(ns["losses"]))
-    return _pair(t, [(ns["untrained"], _letters(ns), t["before"]), (ns["weights"][0].cpu(), _letters(ns), after)])
+    return _pair(
+        t,
+        [
+            (ns["untrained"], _letters(ns), t["before"]),
+            (ns["weights"][0].cpu(), _letters(ns), after),
+        ],
+    )
 
 
 @figure("learned-positions-alone", EXAMPLE)
@@ -104,11 +118,20 @@ def training_curves(ns, lang):
     ]
     for losses, log, color, label in runs:
         ax_l.plot(range(1, len(losses) + 1), losses, color=color, lw=1.2, label=label)
-        ax_a.plot([s for s, _, _ in log], [a for _, a, _ in log], "o-", ms=3, color=color, label=label)
-    others, vocab = ns["L"] - 1, ns["vocab_size"]  # without positions: any of the other tokens; any token at all
-    ax_l.axhline(math.log(others), color=palette()["ink"], ls="--", lw=1, label=t["ln7"].format(others))
-    ax_a.axhline(1 / others, color=palette()["ink"], ls="--", lw=1, label=t["one_in_seven"].format(others))
-    ax_a.axhline(1 / vocab, color=palette()["muted"], ls=":", lw=1, label=t["one_in_sixteen"].format(vocab))
+        ax_a.plot(
+            [s for s, _, _ in log], [a for _, a, _ in log], "o-", ms=3, color=color, label=label
+        )
+    # without positions: any of the other tokens; any token at all
+    others, vocab = (ns["L"] - 1, ns["vocab_size"])
+    ax_l.axhline(
+        math.log(others), color=palette()["ink"], ls="--", lw=1, label=t["ln7"].format(others)
+    )
+    ax_a.axhline(
+        1 / others, color=palette()["ink"], ls="--", lw=1, label=t["one_in_seven"].format(others)
+    )
+    ax_a.axhline(
+        1 / vocab, color=palette()["muted"], ls=":", lw=1, label=t["one_in_sixteen"].format(vocab)
+    )
     ax_l.set_ylim(bottom=0)
     ax_a.set_ylim(0, 1.05)
     ax_l.set_title(t["loss_title"])

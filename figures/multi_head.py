@@ -36,14 +36,21 @@ def shape_text(shape, letters):
 
 
 def box(ax, x, y, w, h, text="", color="#ffffff", edge="#555555", **kw):
-    """A rounded box centred on x, y; it stays light in the dark scheme unless ``color`` is a palette() colour."""
+    """A rounded box centred on x, y; it stays light in the dark scheme unless ``color`` is a
+    palette() colour."""
     style = "round,pad=0,rounding_size=0.06"
-    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle=style, facecolor=color, edgecolor=edge))
+    ax.add_patch(
+        FancyBboxPatch(
+            (x - w / 2, y - h / 2), w, h, boxstyle=style, facecolor=color, edgecolor=edge
+        )
+    )
     ax.text(x, y, text, ha="center", va="center", **{"color": "#222222", "fontsize": SUB, **kw})
 
 
 def arrow(ax, start, end):
-    ax.annotate("", end, start, arrowprops={"arrowstyle": "-|>", "color": palette()["muted"], "lw": 1})
+    ax.annotate(
+        "", end, start, arrowprops={"arrowstyle": "-|>", "color": palette()["muted"], "lw": 1}
+    )
 
 
 @figure("multi-head-flow", "multi_head/multi_head_attention.py")
@@ -55,11 +62,16 @@ def multi_head_flow(ns, lang):
     letters = {B: "B", L: "L", E: "d_model", H: "H", d: "d_k"}
     assert len(letters) == 5, "the example needs five different sizes"
 
-    # one data unit = one inch, y down; left: head 0 as the formula writes it, the other heads stacked behind it
+    # one data unit = one inch, y down; left: head 0 as the formula writes it, the other heads
+    # stacked behind it
     fig = plt.figure(figsize=(5.5, 6.3))
     ax = fig.add_axes((0, 0, 1, 1), xlim=(0, 5.5), ylim=(6.3, 0))
     ax.axis("off")
-    cx, card, step = 1.65, 3.0, 0.24  # centre of head 0's card, its width, the offset of each card behind
+    cx, card, step = (
+        1.65,
+        3.0,
+        0.24,
+    )  # centre of head 0's card, its width, the offset of each card behind
     mid = cx + (H - 1) * step / 2  # centre of the stack of cards: X, Concat, W^O and the output
     centred = {"ha": "center", "va": "center"}
     box(ax, mid, 0.25, 2.7, 0.36, "X   " + shape_text(trace["X"].shape, letters), fontsize=11)
@@ -90,7 +102,9 @@ def multi_head_flow(ns, lang):
     # right: the same steps as the code runs them, all heads in one tensor
     ax.plot([3.85, 3.85], [0.1, 6.2], color=palette()["rule"], lw=0.8, ls="--")
     ax.text(3.95, 0.25, t["code"], va="center", linespacing=1.4)
-    shapes = {k: tuple(trace[k].shape) for k in ["Q", "Q_h", "weights", "heads", "merged", "output"]}
+    shapes = {
+        k: tuple(trace[k].shape) for k in ["Q", "Q_h", "weights", "heads", "merged", "output"]
+    }
     for y, (code, shape) in zip([1.75, 2.45, 3.15, 3.82, 4.6, 5.48], CODE, strict=True):
         ax.text(3.95, y, code + "\n" + shape.format(**shapes), va="center", linespacing=1.4)
     return fig

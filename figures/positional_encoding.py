@@ -9,21 +9,33 @@ from qkvsite.figures import figure, palette, words
 TEXT = {
     "position": ("位置 pos", "position pos"),
     "dimension": ("维度", "dimension"),
-    "pe_title": ("正弦位置编码 PE（{} 个位置 × {} 维）", "Positional encoding PE ({} positions × {} dims)"),
+    "pe_title": (
+        "正弦位置编码 PE（{} 个位置 × {} 维）",
+        "Positional encoding PE ({} positions × {} dims)",
+    ),
     "columns_title": ("PE 的几列：频率从高到低", "A few columns of PE: from fast to slow"),
     "gram_title": "$\\mathrm{PE}(i) \\cdot \\mathrm{PE}(j)$",
     "offset": ("偏移 $k = j - i$", "offset $k = j - i$"),
     "dot": "$\\mathrm{PE}(i) \\cdot \\mathrm{PE}(i + k)$",
-    "curves_title": ("固定 i，沿着 k 画：三条线重合", "Fix i, plot along k: three curves, one line"),
+    "curves_title": (
+        "固定 i，沿着 k 画：三条线重合",
+        "Fix i, plot along k: three curves, one line",
+    ),
     "from_p": "$i = {}$",
     "rope_grid_title": ("RoPE：q 放在 i，k 放在 j", "RoPE: q placed at i, k at j"),
     "m": ("查询位置 i", "query position i"),
     "n": ("键位置 j", "key position j"),
     "rope_offset_title": ("分数只随 $i - j$ 变化", "The score follows $i - j$ only"),
     "score": "$q \\cdot k$",
-    "not_symmetric": ("$i - j = \\pm {}$：{:+.4f} 与 {:+.4f}", "$i - j = \\pm {}$: {:+.4f} and {:+.4f}"),
+    "not_symmetric": (
+        "$i - j = \\pm {}$：{:+.4f} 与 {:+.4f}",
+        "$i - j = \\pm {}$: {:+.4f} and {:+.4f}",
+    ),
     "slope": ("斜率 1/{}", "slope 1/{}"),
-    "alibi_title": ("ALiBi：每个头的偏置（斜线 = $-\\infty$）", "ALiBi: each head's bias (hatched: $-\\infty$)"),
+    "alibi_title": (
+        "ALiBi：每个头的偏置（斜线 = $-\\infty$）",
+        "ALiBi: each head's bias (hatched: $-\\infty$)",
+    ),
     "query": ("查询 i", "query i"),
     "key": ("键 j", "key j"),
 }
@@ -32,8 +44,11 @@ SINUSOIDAL = "positional_encoding/sinusoidal.py"
 
 
 def _matrix_above(values, title, xlabel, ylabel, **style):
-    """A heatmap of ``values`` with its colour bar above an empty panel; returns the figure and that panel."""
-    fig, (ax_m, ax) = plt.subplots(2, 1, figsize=(5.8, 7.2), height_ratios=[1.15, 1], layout="constrained")
+    """A heatmap of ``values`` with its colour bar above an empty panel; returns the figure and that
+    panel."""
+    fig, (ax_m, ax) = plt.subplots(
+        2, 1, figsize=(5.8, 7.2), height_ratios=[1.15, 1], layout="constrained"
+    )
     fig.colorbar(ax_m.imshow(values, interpolation="nearest", **style), ax=ax_m)
     ax_m.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax_m.locator_params(integer=True)
@@ -47,8 +62,12 @@ def sinusoid_matrix(ns, lang):
     pe = ns["pe"].cpu().numpy()
     length, d = pe.shape
     title = t["pe_title"].format(length, d)
-    fig, ax = _matrix_above(pe, title, t["dimension"], t["position"], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    for column, color in zip([2, 6, 12, 20], ["tab:red", "tab:orange", "tab:green", "tab:blue"], strict=True):
+    fig, ax = _matrix_above(
+        pe, title, t["dimension"], t["position"], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto"
+    )
+    for column, color in zip(
+        [2, 6, 12, 20], ["tab:red", "tab:orange", "tab:green", "tab:blue"], strict=True
+    ):
         ax.plot(range(length), pe[:, column], color=color, label=column)
     ax.set(xlabel=t["position"], title=t["columns_title"], ylim=(-1.15, 2.1))
     ax.legend(title=t["dimension"], loc="upper center", ncols=4)
@@ -75,13 +94,23 @@ def rope_scores(ns, lang):
     t = words(TEXT, lang)
     grid, offsets, by_offset = ns["grid"].numpy(), ns["offsets"], ns["by_offset"]
     lim = float(abs(grid).max())
-    fig, ax = _matrix_above(grid, t["rope_grid_title"], t["n"], t["m"], cmap="RdBu_r", vmin=-lim, vmax=lim)
+    fig, ax = _matrix_above(
+        grid, t["rope_grid_title"], t["n"], t["m"], cmap="RdBu_r", vmin=-lim, vmax=lim
+    )
     ax.plot(offsets, by_offset, "o-", color="tab:purple", ms=3)
     k = 3
     plus, minus = by_offset[offsets.index(k)], by_offset[offsets.index(-k)]
     ax.plot([k, -k], [plus, minus], "o", color="tab:red", ms=7)
     note = t["not_symmetric"].format(k, plus, minus)
-    ax.text(0.02, 0.96, note, transform=ax.transAxes, va="top", color="tab:red", backgroundcolor=palette()["paper"])
+    ax.text(
+        0.02,
+        0.96,
+        note,
+        transform=ax.transAxes,
+        va="top",
+        color="tab:red",
+        backgroundcolor=palette()["paper"],
+    )
     ax.set_ylim(top=ax.get_ylim()[1] + 0.7)
     ax.axvline(0, color=palette()["muted"], lw=0.8)
     ax.set(xlabel="$i - j$", ylabel=t["score"], title=t["rope_offset_title"])
@@ -96,16 +125,24 @@ def alibi_bias(ns, lang):
     finite = bias.masked_fill(bias.isinf(), float("nan"))  # -inf drawn as a hatched staircase
     future = [(i + 0.5, i + d) for i in range(length - 1) for d in (-0.5, 0.5)]
     future += [(length - 0.5, length - 1.5), (length - 0.5, -0.5)]
-    fig, axes = plt.subplots(2, 4, figsize=(5.8, 3.9), sharex=True, sharey=True, layout="constrained")
+    fig, axes = plt.subplots(
+        2, 4, figsize=(5.8, 3.9), sharex=True, sharey=True, layout="constrained"
+    )
     cmap = plt.get_cmap("Blues_r").with_extremes(bad="none")  # the axes' paper shows through
     # one colour scale for every head, logarithmic beyond -0.01: the small slopes' biases still show
     norm = SymLogNorm(linthresh=0.01, vmin=float(bias[bias.isfinite()].min()), vmax=0)
     for h, ax in enumerate(axes.flat):
         image = ax.imshow(finite[h].numpy(), cmap=cmap, norm=norm, interpolation="nearest")
         ax.add_patch(plt.Polygon(future, fill=False, hatch="///", ec=palette()["rule"], lw=0))
-        corner = float(bias[h, length - 1, 0])  # the farthest key of the last query; on a dark cell, white
+        # the farthest key of the last query; on a dark cell, white
+        corner = float(bias[h, length - 1, 0])
         ax.text(
-            0, length - 1, f"{corner:.2f}", va="center", fontsize=9, color="white" if norm(corner) < 0.5 else "black"
+            0,
+            length - 1,
+            f"{corner:.2f}",
+            va="center",
+            fontsize=9,
+            color="white" if norm(corner) < 0.5 else "black",
         )
         ax.set_title(t["slope"].format(round(1 / slopes[h])))
         ax.set_xticks(range(0, length, 3))

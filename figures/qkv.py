@@ -44,7 +44,8 @@ def _signed(ax, values, rows=(), cols=()):
 
 
 def _canvas(total_w, total_h, cell_w=0.39, cell_h=0.27):
-    """A figure measured in matrix cells (y down), with a background axes for arrows, and a function placing axes."""
+    """A figure measured in matrix cells (y down), with a background axes for arrows, and a function
+    placing axes."""
     fig = plt.figure(figsize=(total_w * cell_w, total_h * cell_h))
     bg = fig.add_axes((0, 0, 1, 1), xlim=(0, total_w), ylim=(total_h, 0))
     bg.axis("off")
@@ -56,7 +57,13 @@ def _canvas(total_w, total_h, cell_w=0.39, cell_h=0.27):
 
 
 def _arrow(ax, start, end):
-    arrow = {"arrowstyle": "-|>", "mutation_scale": 14, "lw": 1.5, "color": palette()["muted"], "shrinkA": 0}
+    arrow = {
+        "arrowstyle": "-|>",
+        "mutation_scale": 14,
+        "lw": 1.5,
+        "color": palette()["muted"],
+        "shrinkA": 0,
+    }
     ax.annotate("", end, start, arrowprops=arrow)
 
 
@@ -65,8 +72,13 @@ def qkv_projections(ns, lang):
     t = words(TEXT, lang)
     X = ns["X"]
     n, d_model = X.shape
-    branches = [("Q", "W^Q", ns["w_q"].weight.T), ("K", "W^K", ns["w_k"].weight.T), ("V", "W^V", ns["w_v"].weight.T)]
-    # X on top; below it one row per branch, W then its product, fed by one line from X down the left edge
+    branches = [
+        ("Q", "W^Q", ns["w_q"].weight.T),
+        ("K", "W^K", ns["w_k"].weight.T),
+        ("V", "W^V", ns["w_v"].weight.T),
+    ]
+    # X on top; below it one row per branch, W then its product, fed by one line from X down the
+    # left edge
     bus, out_x, step = 0.35, 7.9, d_model + 1.7
     fig, bg, axes = _canvas(out_x + 6.6, 1.4 + n + 3 * step, cell_h=0.25)
     ax_x = axes(1, 1.4, d_model, n)
@@ -74,7 +86,12 @@ def qkv_projections(ns, lang):
     ax_x.yaxis.tick_right()
     ax_x.set_title(t["x_title"].format(n, d_model))
     tops = [1.4 + n + 1.7 + k * step for k in range(3)]
-    bg.plot([1, bus, bus], [1.4 + n / 2, 1.4 + n / 2, tops[-1] + d_model / 2], color=palette()["muted"], lw=1.5)
+    bg.plot(
+        [1, bus, bus],
+        [1.4 + n / 2, 1.4 + n / 2, tops[-1] + d_model / 2],
+        color=palette()["muted"],
+        lw=1.5,
+    )
     for (name, w_name, W), top in zip(branches, tops, strict=True):
         out, mid = ns[name], top + d_model / 2
         _arrow(bg, (bus, mid), (1, mid))
@@ -131,5 +148,7 @@ def cross_attention(ns, lang):
     ax_a.set(xlabel=t["enc"], ylabel=t["dec"], title=t["ca_title"].format(L_q, L_k))
     _signed(ax_o, out)
     ax_o.set_title(t["o_title"].format(*out.shape))
-    bg.text(0, top + 1, t["ca_sources"].format(*Q.shape, *K.shape, *V.shape), va="top", linespacing=1.8)
+    bg.text(
+        0, top + 1, t["ca_sources"].format(*Q.shape, *K.shape, *V.shape), va="top", linespacing=1.8
+    )
     return fig

@@ -8,8 +8,8 @@ STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"
 MASKING = "scaled_dot_product/masking.py"
 
-# each label in the two languages, (Chinese, English), or one string for both; plain text, no mathtext: its
-# subscripts and superscripts would be too small on a phone
+# each label in the two languages, (Chinese, English), or one string for both; plain text, no
+# mathtext: its subscripts and superscripts would be too small on a phone
 TEXT = {
     "tokens": {
         "I": ("我", "I"),
@@ -31,7 +31,10 @@ TEXT = {
     "times": "${:.3f} \\times V[${}$]$",  # in mathtext, as chapter 1's figure (dot_product.WS)
     "result": "$Z[${}$]$",
     "out_title": "$Z[${0}$] = \\Sigma_j A[${0}$, j] \\cdot V[j]$",
-    "out_note": ("每一列：上面各格相加 = 最下面一格", "each column: the cells above add up to the cell below"),
+    "out_note": (
+        "每一列：上面各格相加 = 最下面一格",
+        "each column: the cells above add up to the cell below",
+    ),
     "var_raw": ("var(q·k)，不缩放", "var(q·k), unscaled"),
     "var_scaled": ("var(q·k / √dₖ)，缩放后", "var(q·k / √dₖ), scaled"),
     "var_ref": ("参考线：方差 = dₖ", "reference: variance = dₖ"),
@@ -40,7 +43,10 @@ TEXT = {
     "scaled": ("缩放", "scaled"),
     "uniform": ("均匀分布 1/{}", "uniform 1/{}"),
     "max_title": ("每行最大权重的平均值", "Mean of each row's largest weight"),
-    "grad_title": ("softmax 对分数的梯度范数（中位数）", "Norm of softmax's gradient w.r.t. the scores (median)"),
+    "grad_title": (
+        "softmax 对分数的梯度范数（中位数）",
+        "Norm of softmax's gradient w.r.t. the scores (median)",
+    ),
     "grad_y": ("‖∂L/∂s‖（对数刻度）", "‖∂L/∂s‖ (log scale)"),
     "pad_title": ("填充掩码（第 2 句）", "padding mask (sentence 2)"),
     "causal_title": ("因果掩码（第 1 句）", "causal mask (sentence 1)"),
@@ -60,7 +66,8 @@ def _diverging(ax, values, rows, cols, lim):
 def _dk_axis(ax, d_ks):
     """d_k on a log scale, one tick per d_k measured."""
     ax.set_xscale("log", base=2)
-    ax.set_xlim(d_ks[0] / 2.6, d_ks[-1] * 2.2)  # room for the values written beside the first and last points
+    # room for the values written beside the first and last points
+    ax.set_xlim(d_ks[0] / 2.6, d_ks[-1] * 2.2)
     ax.set_xticks(d_ks, [str(d) for d in d_ks])
     ax.grid(True, alpha=0.3)
 
@@ -82,7 +89,8 @@ def scores_figure(ns, lang):
     ax_k.set_title(t["kt_title"].format(d_k, L))
     heatmap(ax_q, Q, tokens, dims, cmap="Greens")
     ax_q.set_title(t["q_title"].format(L, d_k))
-    _diverging(ax_s, S, [""] * L, [""] * L, float(S.abs().max()))  # its rows and columns: those of Q and Kᵀ
+    # its rows and columns: those of Q and Kᵀ
+    _diverging(ax_s, S, [""] * L, [""] * L, float(S.abs().max()))
     ax_s.set_title(t["scores_title"].format(L, L))
     for ax, anchor in ((ax_k, "SW"), (ax_q, "NE"), (ax_s, "NW")):
         ax.set_anchor(anchor)  # the cells of the three line up
@@ -181,7 +189,14 @@ def saturation_figure(ns, lang):
             ha, va = {0: "center", 5: "left", -5: "right"}[dx], "top" if dy < 0 else "bottom"
             for d, v in zip(d_ks, values[name], strict=True):
                 ax.annotate(
-                    fmt.format(v), (d, v), (dx, dy), textcoords="offset points", color=color, fontsize=10, ha=ha, va=va
+                    fmt.format(v),
+                    (d, v),
+                    (dx, dy),
+                    textcoords="offset points",
+                    color=color,
+                    fontsize=10,
+                    ha=ha,
+                    va=va,
                 )
         _dk_axis(ax, d_ks)
     ax_m.axhline(1 / n_keys, ls=":", color="grey", label=t["uniform"].format(n_keys))
@@ -207,14 +222,17 @@ def masks_figure(ns, lang):
         axes,
         (ns["pad_weights"][1], ns["causal_weights"]),
         (ns["sentences"][1], ns["sentences"][0]),
-        (ns["pad"][1].expand(L, L), ns["causal"]),  # the padding mask hides the same keys from every query
+        # the padding mask hides the same keys from every query
+        (ns["pad"][1].expand(L, L), ns["causal"]),
         (t["pad_title"], t["causal_title"]),
         strict=True,
     ):
         tokens = _tokens(sentence, lang)
         heatmap(ax, weights.cpu(), tokens, tokens, fmt="{:.2f}", cmap="Oranges", vmin=0, vmax=1)
         for i, j in hidden.nonzero().tolist():
-            ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec="grey", lw=0))
+            ax.add_patch(
+                plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", ec="grey", lw=0)
+            )
         ax.xaxis.tick_top()
         ax.set_title(title)
     fig.tight_layout()

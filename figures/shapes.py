@@ -11,7 +11,10 @@ from qkvsite.figures import figure, palette, words
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
     "x": ("x[0]：{} 个词元 × {} 个特征", "x[0]: {} tokens × {} features"),
-    "right": ("正确：view 成 (1, L, H, d_k) 再 transpose", "right: view as (1, L, H, d_k), then transpose"),
+    "right": (
+        "正确：view 成 (1, L, H, d_k) 再 transpose",
+        "right: view as (1, L, H, d_k), then transpose",
+    ),
     "wrong": ("错误：直接 view 成 (1, H, L, d_k)", "wrong: view as (1, H, L, d_k) directly"),
     "head": ("头 {}", "head {}"),
     "token": ("词元{}", "token {}"),
@@ -35,12 +38,19 @@ def split_heads(ns, lang):
     for ax, values, rows, cols, title in (
         (axes[0], x, tokens, ([], []), t["x"].format(L, d_model)),
         (axes[1], torch.cat(list(right), dim=1), tokens, heads, t["right"]),
-        (axes[2], torch.cat(list(wrong), dim=1), [t["row"].format(i) for i in range(L)], heads, t["wrong"]),
+        (
+            axes[2],
+            torch.cat(list(wrong), dim=1),
+            [t["row"].format(i) for i in range(L)],
+            heads,
+            t["wrong"],
+        ),
     ):
         ax.imshow((values // d_model).numpy(), cmap=TOKEN_COLORS, vmin=0, vmax=TOKEN_COLORS.N - 1)
         for i, row in enumerate(values.tolist()):
             for j, v in enumerate(row):
-                ax.text(j, i, str(v), ha="center", va="center", color="black")  # on light cells in every scheme
+                # on light cells in every scheme
+                ax.text(j, i, str(v), ha="center", va="center", color="black")
         ax.set_xticks(*cols)
         ax.set_yticks(range(L), rows)
         ax.tick_params(length=0, top=True, labeltop=True, bottom=False, labelbottom=False)

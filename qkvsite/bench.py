@@ -1,18 +1,19 @@
-"""How fast the author loop is (clean build, warm build, serve edit-to-visible latency and rebuild count, pytest),
-and how fast the pages load (Lighthouse).
+"""How fast the author loop is (clean build, warm build, serve edit-to-visible latency and rebuild
+count, pytest), and how fast the pages load (Lighthouse).
 
     .venv/bin/python -m qkvsite.bench [--runs 3] [--tests] [--skip-serve]
     .venv/bin/python -m qkvsite.bench --lighthouse SITE_DIR [--runs 3] [PAGE ...]
 
-A benchmark to compare before and after a change, not a test: the median, minimum and maximum over the runs, and the
-time of a fixed Python loop before and after them (the machine's speed). A clean build starts with .cache/ emptied; a
-warm build follows it. The serve measurement appends a sentence to docs/qkv.zh.md under `mkdocs serve` and times until
-the served page shows it, then counts the rebuilds in the next 20 s (the page is restored).
+A benchmark to compare before and after a change, not a test: the median, minimum and maximum
+over the runs, and the time of a fixed Python loop before and after them (the machine's speed). A
+clean build starts with .cache/ emptied; a warm build follows it. The serve measurement appends a
+sentence to docs/qkv.zh.md under `mkdocs serve` and times until the served page shows it, then
+counts the rebuilds in the next 20 s (the page is restored).
 
-``--lighthouse``: Lighthouse's mobile performance score of every page of a built site (or each PAGE: ``/``,
-``/en/notebooks/qkv/``), the median of the runs, one at a time, the site served gzipped under a sub-path as GitHub
-Pages serves it. Not a dependency: ``npm install --prefix /tmp/lighthouse lighthouse@12.2.3`` (or $LIGHTHOUSE); it
-drives $CHROMIUM.
+``--lighthouse``: Lighthouse's mobile performance score of every page of a built site (or each
+PAGE: ``/``, ``/en/notebooks/qkv/``), the median of the runs, one at a time, the site served
+gzipped under a sub-path as GitHub Pages serves it. Not a dependency: ``npm install --prefix
+/tmp/lighthouse lighthouse@12.2.3`` (or $LIGHTHOUSE); it drives $CHROMIUM.
 """
 
 from __future__ import annotations
@@ -119,21 +120,32 @@ def pytest_wall() -> float:
     """The full pytest run as `make test` runs it (one torch thread)."""
     start = time.perf_counter()
     env = {**ENV, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
     return time.perf_counter() - start
 
 
 def machine_speed() -> float:
-    """Seconds one core takes for a fixed pure-Python loop: numbers from different machines (or from one shared
-    machine at different times) compare only in proportion to this."""
-    code = "import time; t = time.perf_counter(); s = 0\nfor i in range(10**7): s += i\nprint(time.perf_counter() - t)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    """Seconds one core takes for a fixed pure-Python loop: numbers from different machines (or from
+    one shared machine at different times) compare only in proportion to this."""
+    code = (
+        "import time; t = time.perf_counter(); s = 0\nfor i in range(10**7): s += "
+        "i\nprint(time.perf_counter() - t)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     return float(result.stdout)
 
 
 SUBPATH = "/qkv/"
 LIGHTHOUSE = os.environ.get("LIGHTHOUSE", "/tmp/lighthouse/node_modules/.bin/lighthouse")
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")  # as the tests (tests/browsing.py)
+# as the tests (tests/site/browsing.py)
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")
 FLAGS = "--headless --no-sandbox --disable-gpu --disable-background-networking"
 
 
@@ -187,7 +199,9 @@ def run(url: str) -> dict:
 
 
 def lighthouse(site: Path, paths: list[str], runs: int) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Gzipped, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(Gzipped, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{server.server_address[1]}{SUBPATH}"
     print(f"{'page':40} {'median':>6}  runs          TBT ms (median)  LCP ms (median)  elements")
@@ -206,8 +220,8 @@ def lighthouse(site: Path, paths: list[str], runs: int) -> None:
 def summary(name: str, values: list[float], unit: str = "s") -> str:
     fmt = (lambda v: f"{v:.1f}") if unit == "s" else (lambda v: f"{v:.0f}")
     return (
-        f"{name:<28} median {fmt(statistics.median(values))}{unit}  "
-        f"min {fmt(min(values))}{unit}  max {fmt(max(values))}{unit}  ({len(values)} runs)"
+        f"{name:<28} median {fmt(statistics.median(values))}{unit}  min "
+        f"{fmt(min(values))}{unit}  max {fmt(max(values))}{unit}  ({len(values)} runs)"
     )
 
 
@@ -216,13 +230,19 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tests", action="store_true", help="also time the whole pytest run")
     parser.add_argument("--skip-serve", action="store_true")
-    parser.add_argument("--lighthouse", type=Path, metavar="SITE_DIR", help="Lighthouse's score of each page")
-    parser.add_argument("pages", nargs="*", help="with --lighthouse: the pages to measure (all by default)")
+    parser.add_argument(
+        "--lighthouse", type=Path, metavar="SITE_DIR", help="Lighthouse's score of each page"
+    )
+    parser.add_argument(
+        "pages", nargs="*", help="with --lighthouse: the pages to measure (all by default)"
+    )
     args = parser.parse_intermixed_args(argv)
     if args.lighthouse:
         return lighthouse(args.lighthouse, args.pages, args.runs)
     clean, warm, visible, rebuilds, tests, speed = [], [], [], [], [], [machine_speed()]
-    print(f"{os.cpu_count()} cores; a 10^7-step Python loop takes {speed[0]:.2f}s on one", flush=True)
+    print(
+        f"{os.cpu_count()} cores; a 10^7-step Python loop takes {speed[0]:.2f}s on one", flush=True
+    )
     with tempfile.TemporaryDirectory() as out:
         for run in range(args.runs):
             clean_caches()

@@ -1,7 +1,8 @@
 """What mkdocs.yml says, read without starting MkDocs: snippet settings, languages, chapters.
 
-Each rule lives here once: which language a page is in, where that language's pages are served, and which pages are
-chapters. The hooks, the notebook generator and the tests read them from here.
+Each rule lives here once: which language a page is in, where that language's pages are served,
+and which pages are chapters. The hooks, the notebook generator and the tests read them from
+here.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ _read: dict = {}  # what mkdocs.yml held when it was last read: (path, mtime, si
 
 
 def mkdocs_yml() -> dict:
-    """mkdocs.yml's settings, read again whenever the file changed (an edited nav under `mkdocs serve`)."""
+    """mkdocs.yml's settings, read again whenever the file changed (an edited nav under `mkdocs
+    serve`)."""
     status = MKDOCS_YML.stat()
     stamp = (str(MKDOCS_YML), status.st_mtime_ns, status.st_size)
     if stamp not in _read:
@@ -70,8 +72,8 @@ def _plugin(name: str) -> dict:
 
 
 def words(text: dict, lang: str) -> dict:
-    """Labels in one language: each entry of ``text`` is (Chinese, English), one string for both, or a dict of such
-    entries (the figures', the Verification page's)."""
+    """Labels in one language: each entry of ``text`` is (Chinese, English), one string for both, or
+    a dict of such entries (the figures', the Verification page's)."""
     index = ("zh", "en").index(lang)
     pick = lambda value: value[index] if isinstance(value, tuple) else value  # noqa: E731
     return {k: words(v, lang) if isinstance(v, dict) else pick(v) for k, v in text.items()}
@@ -80,7 +82,9 @@ def words(text: dict, lang: str) -> dict:
 def languages() -> list[str]:
     """Every language built, the default first."""
     langs = _plugin("i18n")["languages"]
-    return [lang["locale"] for lang in sorted(langs, key=lambda lang: not lang.get("default", False))]
+    return [
+        lang["locale"] for lang in sorted(langs, key=lambda lang: not lang.get("default", False))
+    ]
 
 
 def default_language() -> str:
@@ -94,7 +98,8 @@ def site_name(lang: str) -> str:
 
 
 def url_prefix(lang: str) -> str:
-    """Where a language's pages live in the site: the default at the root, the others under <lang>/."""
+    """Where a language's pages live in the site: the default at the root, the others under
+    <lang>/."""
     return "" if lang == default_language() else f"{lang}/"
 
 
@@ -130,18 +135,20 @@ def _nav_pages(items) -> list[str]:
     return out
 
 
-# The sections every chapter ends with, in this order, per language (tests/test_chapter_skeleton.py); the FAQ ends
-# with the references too. A reference list is left out of the search index: its titles would outrank the pages
-# that explain what they name.
+# The sections every chapter ends with, in this order, per language
+# (tests/content/test_chapter_skeleton.py); the FAQ ends with the references too. A reference list
+# is left out of the search index: its titles would outrank the pages that explain what they name.
 SUMMARY_HEADING = {"zh": "小结", "en": "Summary"}
 EXERCISES_HEADING = {"zh": "练习", "en": "Exercises"}
 REFERENCES_HEADING = {"zh": "参考资料与延伸阅读", "en": "References and further reading"}
 
-# where an example runs outside the page-block runner (the notebooks' kernels, the figure workers): one torch thread
-# (they share the cores; outputs do not depend on it) and no Kineto profiler log (every start and stop on stderr)
+# where an example runs outside the page-block runner (the notebooks' kernels, the figure workers):
+# one torch thread (they share the cores; outputs do not depend on it) and no Kineto profiler log
+# (every start and stop on stderr)
 EXAMPLE_ENV = {"OMP_NUM_THREADS": "1", "KINETO_LOG_LEVEL": "6"}
 CHAPTERS_SECTION = 0  # the chapters are the first section of the nav
-NOTEBOOKS_SECTION = "笔记本"  # the nav section of their notebooks, added at build time (nav_translations names it)
+# the nav section of their notebooks, added at build time (nav_translations names it)
+NOTEBOOKS_SECTION = "笔记本"
 
 
 def chapters() -> list[str]:
@@ -153,7 +160,8 @@ def chapters() -> list[str]:
 
 @cache
 def torch_version() -> str:
-    """The installed torch, without importing it (a warm build need not load torch); read once per process."""
+    """The installed torch, without importing it (a warm build need not load torch); read once per
+    process."""
     from importlib.metadata import version
 
     return version("torch")
@@ -161,11 +169,13 @@ def torch_version() -> str:
 
 @cache
 def example_device() -> str:
-    """The device the examples pick ("cuda" if torch.cuda.is_available()), told without importing torch:
-    CUDA needs a CUDA build of torch and the CUDA driver library."""
+    """The device the examples pick ("cuda" if torch.cuda.is_available()), told without importing
+    torch: CUDA needs a CUDA build of torch and the CUDA driver library."""
     import ctypes.util
 
-    return "cpu" if "+cpu" in torch_version() or ctypes.util.find_library("cuda") is None else "cuda"
+    return (
+        "cpu" if "+cpu" in torch_version() or ctypes.util.find_library("cuda") is None else "cuda"
+    )
 
 
 def cpu_name() -> str:
@@ -181,7 +191,8 @@ def cpu_name() -> str:
 
 
 def machine() -> str:
-    """The machine a measured time depends on: its processor and the device the examples compute on."""
+    """The machine a measured time depends on: its processor and the device the examples compute
+    on."""
     return f"{cpu_name()} {example_device()}"
 
 
@@ -189,10 +200,15 @@ TORCH_VERSIONS = ROOT / ".ci" / "torch-versions"
 
 
 def torch_versions() -> list[tuple[str, str]]:
-    """(torch, python) of every row of the table in .ci/torch-versions: the oldest supported first."""
+    """(torch, python) of every row of the table in .ci/torch-versions: the oldest supported
+    first."""
     text = TORCH_VERSIONS.read_text(encoding="utf-8")
     table = re.search(r'^VERSIONS="\n(.*?)^"', text, re.M | re.S)[1]
-    return [tuple(line.split()[:2]) for line in table.splitlines() if line.strip() and not line.startswith("#")]
+    return [
+        tuple(line.split()[:2])
+        for line in table.splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def oldest_supported() -> tuple[str, str]:

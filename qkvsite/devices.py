@@ -1,10 +1,11 @@
 """Which device each ATen operation of a block ran on: the proof behind REQUIRE_CUDA=1.
 
-A block passes the GPU rule when none of its floating-point compute ran off the accelerator. Making data is not
-compute: factories (``torch.ones``, ``torch.tensor``), seeded random fills (``torch.randn``, ``nn.Linear``'s
-initialisation), views, copies between devices (``.to(device)``, ``.cpu()``) and reading values out (``.item()``,
-``.tolist()``, printing) may run on the CPU. So a setup block, a definition block, a view-only block or a print-only
-block passes; a block that makes one tensor on the GPU and computes the rest on the CPU does not.
+A block passes the GPU rule when none of its floating-point compute ran off the accelerator.
+Making data is not compute: factories (``torch.ones``, ``torch.tensor``), seeded random fills
+(``torch.randn``, ``nn.Linear``'s initialisation), views, copies between devices
+(``.to(device)``, ``.cpu()``) and reading values out (``.item()``, ``.tolist()``, printing) may
+run on the CPU. So a setup block, a definition block, a view-only block or a print-only block
+passes; a block that makes one tensor on the GPU and computes the rest on the CPU does not.
 """
 
 from __future__ import annotations
@@ -13,19 +14,19 @@ from collections import Counter
 
 import torch
 
-# The one private module of another package the site uses: TorchDispatchMode, the hook PyTorch's own docs and
-# tutorials on __torch_dispatch__ import from here (no public path exists); it is what sees the device of every
-# ATen operation. tests/test_build.py fails with a clear message if it moves or changes.
+# The one private module of another package the site uses: TorchDispatchMode, the hook PyTorch's
+# own docs and tutorials on __torch_dispatch__ import from here (no public path exists); it is what
+# sees the device of every ATen operation. tests/tooling/test_build.py fails with a clear message
+# if it moves or changes.
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # ops that move, copy, create or read data without computing on it (ATen names)
 DATA = set(
     """
-    _copy_from _copy_from_and_resize _local_scalar_dense _to_copy alias arange cat clone copy_ detach empty
-    empty_like empty_strided eye fill_ full full_like lift_fresh lift_fresh_copy linspace new_empty
-    new_empty_strided new_full new_ones new_zeros ones ones_like resize_ scalar_tensor set_ stack zero_
-    zeros zeros_like
-    """.split()
+    _copy_from _copy_from_and_resize _local_scalar_dense _to_copy alias arange cat clone copy_
+    detach empty empty_like empty_strided eye fill_ full full_like lift_fresh lift_fresh_copy
+    linspace new_empty new_empty_strided new_full new_ones new_zeros ones ones_like resize_
+    scalar_tensor set_ stack zero_ zeros zeros_like """.split()
 )
 
 
@@ -73,8 +74,11 @@ class DeviceLog(TorchDispatchMode):
         return out
 
     def off(self, accelerator: str) -> Counter[str]:
-        """The compute ops that ran on a device other than ``accelerator``, with their call counts."""
-        return Counter({f"{op} on {dev}": n for (dev, op), n in self.compute.items() if dev != accelerator})
+        """The compute ops that ran on a device other than ``accelerator``, with their call
+        counts."""
+        return Counter(
+            {f"{op} on {dev}": n for (dev, op), n in self.compute.items() if dev != accelerator}
+        )
 
     def on(self, accelerator: str) -> int:
         return sum(n for (dev, _), n in self.compute.items() if dev == accelerator)

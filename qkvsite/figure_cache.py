@@ -1,10 +1,10 @@
 """Which figures there are and their drawings in the cache, known without importing matplotlib.
 
-Every figure is declared in a module of ``qkvsite/figures/`` as ``@figure("<name>", "<example>")``, its example a path
-under ``snippets/`` (a string, or a module-level name bound to one). ``declared`` reads those declarations from the
-modules' source, so a build that finds every drawing cached imports neither matplotlib nor torch. A drawing is an
-entry of ``Cache("figures")`` under a key of everything that can change it (``Drawings.keys``); ``qkvsite.figures``
-draws the missing ones.
+Every figure is declared in a chapter module of ``figures/`` as ``@figure("<name>", "<example>")``,
+its example a path under ``snippets/`` (a string, or a module-level name bound to one). ``declared``
+reads those declarations from the modules' source, so a build that finds every drawing cached
+imports neither matplotlib nor torch. A drawing is an entry of ``Cache("figures")`` under a key of
+everything that can change it (``Drawings.keys``); ``qkvsite.figures`` draws the missing ones.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from qkvsite.cache import Cache, key, versions
 from qkvsite.config import ROOT, example_device, machine
 
 SNIPPETS = ROOT / "snippets"
-MODULES = ROOT / "qkvsite" / "figures"  # the drawing code: __init__.py and a module per chapter
+MODULES = ROOT / "figures"  # a module per chapter (content)
+LIBRARY = ROOT / "qkvsite" / "figures.py"  # the drawing library they use
 SCHEMES = ("light", "dark")
 RECORDS = ROOT / "qkvsite" / "records.py"  # what a figure says of the machine it was measured on
 CACHE = Cache("figures", ".svg")
@@ -29,9 +30,11 @@ def file_name(name: str, scheme: str) -> str:
     return f"{name}.svg" if scheme == "light" else f"{name}.{scheme}.svg"
 
 
-@lru_cache(maxsize=64)  # a pure function of the source text: a rebuild parses only the files an edit changed
+# a pure function of the source text: a rebuild parses only the files an edit changed
+@lru_cache(maxsize=64)
 def _declarations(source: str) -> dict[str, tuple[str, bool]]:
-    """name -> (example, measured) of every ``@figure(name, example[, measured=True])`` of a module's source."""
+    """name -> (example, measured) of every ``@figure(name, example[, measured=True])`` of a
+    module's source."""
     tree = ast.parse(source)
     strings = {
         target.id: node.value.value
@@ -45,19 +48,31 @@ def _declarations(source: str) -> dict[str, tuple[str, bool]]:
         for decorator in getattr(node, "decorator_list", []):
             if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "figure":
                 args = decorator.args
-                name, example = (arg.value if isinstance(arg, ast.Constant) else strings[arg.id] for arg in args)
-                measured = any(k.arg == "measured" and getattr(k.value, "value", False) for k in decorator.keywords)
+                name, example = (
+                    arg.value if isinstance(arg, ast.Constant) else strings[arg.id] for arg in args
+                )
+                measured = any(
+                    k.arg == "measured" and getattr(k.value, "value", False)
+                    for k in decorator.keywords
+                )
                 found[name] = (example, measured)
     return found
 
 
 def declared() -> dict[str, tuple[str, Path, bool]]:
-    """Every figure: its name -> (example, module file, whether it shows times measured where it is drawn)."""
+    """Every figure: its name -> (example, module file, whether it shows times measured where it is
+    drawn)."""
     figures = {}
     for module in sorted(MODULES.glob("*.py")):
-        for name, (example, on_this_machine) in _declarations(module.read_text(encoding="utf-8")).items():
+        if module.name == "__init__.py":
+            continue
+        for name, (example, on_this_machine) in _declarations(
+            module.read_text(encoding="utf-8")
+        ).items():
             if name in figures:
-                raise ValueError(f"figure {name!r} is declared twice ({figures[name][1].name}, {module.name})")
+                raise ValueError(
+                    f"figure {name!r} is declared twice ({figures[name][1].name}, {module.name})"
+                )
             figures[name] = (example, module, on_this_machine)
     return figures
 
@@ -86,24 +101,30 @@ def _imports(source: str) -> tuple[str, ...]:  # the snippets modules a source i
 
 
 def sources_key(example: str, module: Path) -> str:
-    """Everything but the language, scheme and machine that can change a figure drawn by ``module`` from ``example``:
-    the drawing code, the example and what it imports, matplotlib, torch and the device the example computes on."""
-    sources = [MODULES / "__init__.py", module, *snippet_sources(example), RECORDS]
+    """Everything but the language, scheme and machine that can change a figure drawn by ``module``
+    from ``example``: the drawing code, the example and what it imports, matplotlib, torch and the
+    device the example computes on."""
+    sources = [LIBRARY, module, *snippet_sources(example), RECORDS]
     return key(versions("matplotlib", "torch"), example_device(), *sources)
 
 
 class Drawings:
-    """Every figure's drawings, as the cache holds them for one build: the keys are worked out once. ``draw``
-    (name, language, scheme) draws one the cache lacks (``qkvsite.figures.render``); without it, that is an error."""
+    """Every figure's drawings, as the cache holds them for one build: the keys are worked out once.
+    ``draw`` (name, language, scheme) draws one the cache lacks (``qkvsite.figures.render``);
+    without it, that is an error."""
 
     def __init__(self, languages: list[str], draw: Callable[[str, str, str], bytes] | None = None):
         self.draw = draw
         figures = declared()
         self.figures = {name: (example, module) for name, (example, module, _) in figures.items()}
         sources = {spec: sources_key(*spec) for spec in set(self.figures.values())}
-        on_this_machine = {name: machine() for name, (_, _, measured) in figures.items() if measured}
+        on_this_machine = {
+            name: machine() for name, (_, _, measured) in figures.items() if measured
+        }
         self.keys = {
-            (name, lang, scheme): key(name, lang, scheme, sources[spec], on_this_machine.get(name, ""))
+            (name, lang, scheme): key(
+                name, lang, scheme, sources[spec], on_this_machine.get(name, "")
+            )
             for name, spec in self.figures.items()
             for lang in languages
             for scheme in SCHEMES
@@ -111,7 +132,9 @@ class Drawings:
 
     def missing(self) -> list[tuple[str, str]]:
         """The (figure, language) pairs whose drawing the cache lacks in some scheme."""
-        pairs = {(name, lang) for (name, lang, scheme), each in self.keys.items() if not CACHE.has(each)}
+        pairs = {
+            (name, lang) for (name, lang, scheme), each in self.keys.items() if not CACHE.has(each)
+        }
         return sorted(pairs)
 
     def svg(self, name: str, lang: str, scheme: str = "light") -> bytes:

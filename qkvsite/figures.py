@@ -1,18 +1,21 @@
-"""Figures drawn at build time from the values the chapters' examples compute.
+"""The drawing library of the figures drawn at build time from the values the chapters' examples
+compute.
 
-Each chapter module registers drawing functions with :func:`figure`: one receives the namespace of an example script
-(its variables after it ran) and the page language, and returns a matplotlib Figure. The build
-(``qkvsite.hooks.figures``) adds every figure in every language to the site; no image file is committed.
+Each chapter module of ``figures/`` (content, beside ``snippets/``) registers drawing functions
+with :func:`figure`: one receives the namespace of an example script (its variables after it ran)
+and the page language, and returns a matplotlib Figure. The build (``qkvsite.hooks.figures``)
+adds every figure in every language to the site; no image file is committed.
 
-Every figure comes in Material's light and dark schemes (``<name>.svg``, ``<name>.dark.svg``). Drawing code takes its
-non-data colours from :func:`palette`, never "white" or "black": a figure is drawn once per language in placeholder
-colours, and each scheme's file replaces them by the scheme's (the schemes differ in colours only, never in layout). A
-placeholder left in a raster image, where it cannot be replaced, fails the rendering.
+Every figure comes in Material's light and dark schemes (``<name>.svg``, ``<name>.dark.svg``).
+Drawing code takes its non-data colours from :func:`palette`, never "white" or "black": a figure
+is drawn once per language in placeholder colours, and each scheme's file replaces them by the
+scheme's (the schemes differ in colours only, never in layout). A placeholder left in a raster
+image, where it cannot be replaced, fails the rendering.
 
-Drawings are cached (``qkvsite.figure_cache``: the figures declared, and a key of everything that can change each
-drawing). An example runs once for all the figures and languages that use it; under ``mkdocs serve`` an edited figure
-module is imported again. ``draw`` draws a list of them: the build hands each example's figures to a worker process
-(``qkvsite.workers``).
+Drawings are cached (``qkvsite.figure_cache``: the figures declared, and a key of everything that
+can change each drawing). An example runs once for all the figures and languages that use it;
+under ``mkdocs serve`` an edited figure module is imported again. ``draw`` draws a list of them:
+the build hands each example's figures to a worker process (``qkvsite.workers``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import contextlib
 import functools
 import importlib
 import io
-import pkgutil
 import re
 import runpy
 import sys
@@ -33,7 +35,8 @@ from pathlib import Path
 
 import matplotlib
 
-# figures are laid out (tight_layout, savefig's tight bbox) with the metrics of the SVG they are saved as
+# figures are laid out (tight_layout, savefig's tight bbox) with the metrics of the SVG they are
+# saved as
 matplotlib.use("svg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -41,7 +44,7 @@ from matplotlib import font_manager  # noqa: E402
 
 from qkvsite.cache import key as cache_key_of  # noqa: E402
 from qkvsite.config import words  # noqa: E402, F401 (the figure modules read their labels with it)
-from qkvsite.figure_cache import CACHE, SCHEMES, SNIPPETS, Drawings, snippet_sources  # noqa: E402
+from qkvsite.figure_cache import CACHE, MODULES, SCHEMES, SNIPPETS, Drawings, snippet_sources  # noqa: E402
 
 CJK_FONTS = [
     "Noto Sans CJK SC",
@@ -59,7 +62,8 @@ PALETTES = {
     "light": {"paper": "white", "ink": "#222222", "muted": "#5e5e5e", "rule": "lightgrey"},
     "dark": {"paper": "#1e2029", "ink": "#e2e4e9", "muted": "#a9aebb", "rule": "#4a4f5e"},
 }
-# rcParams a scheme sets: light keeps matplotlib's defaults, dark takes the palette's colour of the same role
+# rcParams a scheme sets: light keeps matplotlib's defaults, dark takes the palette's colour of the
+# same role
 RC_ROLES = {
     "figure.facecolor": "paper",
     "axes.facecolor": "paper",
@@ -77,11 +81,15 @@ RC_ROLES = {
 
 
 def _scheme_colours() -> dict[str, dict[str, str]]:
-    """Each distinct colour of a scheme (light, dark) with a placeholder: role name or rcParam -> colours."""
+    """Each distinct colour of a scheme (light, dark) with a placeholder: role name or rcParam ->
+    colours."""
     colours = {role: {s: PALETTES[s][role] for s in SCHEMES} for role in PALETTES["light"]}
     for key, role in RC_ROLES.items():
         light = matplotlib.rcParamsDefault[key]
-        colours[key] = {"light": "white" if light in ("auto", "inherit") else light, "dark": PALETTES["dark"][role]}
+        colours[key] = {
+            "light": "white" if light in ("auto", "inherit") else light,
+            "dark": PALETTES["dark"][role],
+        }
     return colours
 
 
@@ -95,7 +103,8 @@ MEASURED_ON = ("测量：{}，{}，torch {}", "Measured on {}, {}, torch {}")
 
 
 def note_measured_on(fig, ns: dict, lang: str, how: str, fontsize: float = 9) -> None:
-    """A measured figure's note, lower right: the GPU or CPU (``ns["device"]``) and torch it was measured with."""
+    """A measured figure's note, lower right: the GPU or CPU (``ns["device"]``) and torch it was
+    measured with."""
     from qkvsite import records
 
     env = records.environment()
@@ -144,12 +153,14 @@ def check_placeholders(svg: bytes, name: str) -> bytes:
     wanted = {tuple(int(p[i : i + 2], 16) for i in (1, 3, 5)) for p in PLACEHOLDERS.values()}
     for data in RASTER.findall(svg):
         image = Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB")
-        found = {colour for _, colour in image.getcolors(maxcolors=image.width * image.height)} & wanted
+        found = {
+            colour for _, colour in image.getcolors(maxcolors=image.width * image.height)
+        } & wanted
         if found:
             raise ValueError(
-                f"figure {name!r} has a scheme colour (palette() or a themed rcParam) inside a raster image"
-                " (imshow, pcolormesh with rasterized=True), where no scheme can recolour it: draw it as a vector"
-                " patch, or leave the pixels transparent"
+                f"figure {name!r} has a scheme colour (palette() or a themed rcParam) inside a "
+                "raster image (imshow, pcolormesh with rasterized=True), where no scheme can "
+                "recolour it: draw it as a vector patch, or leave the pixels transparent"
             )
     return svg
 
@@ -170,8 +181,9 @@ FIGURES: dict[str, Figure] = {}
 
 
 def figure(name: str, example: str, measured: bool = False) -> Callable[[Draw], Draw]:
-    """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``; ``measured``: it shows
-    times measured on the machine that draws it (its cache key holds the machine)."""
+    """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``;
+    ``measured``: it shows times measured on the machine that draws it (its cache key holds the
+    machine)."""
 
     def register(draw: Draw) -> Draw:
         if name in FIGURES:
@@ -221,8 +233,9 @@ def setup_fonts() -> str:
             "svg.hashsalt": "qkv",  # stable ids: same values, same file
             "axes.unicode_minus": False,
             "font.size": 11,
-            # formulas ($W^Q$, $\sqrt{d_k}$) in DejaVu Sans alone: the default fontset takes the radical and other
-            # sized symbols from matplotlib's STIX fonts, which the browser showing the SVG does not have
+            # formulas ($W^Q$, $\sqrt{d_k}$) in DejaVu Sans alone: the default fontset takes the
+            # radical and other sized symbols from matplotlib's STIX fonts, which the browser
+            # showing the SVG does not have
             "mathtext.fontset": "custom",
             "mathtext.rm": "DejaVu Sans",
             "mathtext.it": "DejaVu Sans:italic",
@@ -240,11 +253,14 @@ FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")
 
 
 def check_fonts(svg: bytes, name: str) -> bytes:
-    """The SVG keeps its text as text: every font it names first must be one the figures are drawn with."""
+    """The SVG keeps its text as text: every font it names first must be one the figures are drawn
+    with."""
     known = {setup_fonts(), "DejaVu Sans", "DejaVu Sans Mono"}
     unknown = set(FONT_FAMILY.findall(svg.decode())) - known
     if unknown:
-        raise ValueError(f"figure {name!r} sets text in {', '.join(sorted(unknown))}, which browsers lack")
+        raise ValueError(
+            f"figure {name!r} sets text in {', '.join(sorted(unknown))}, which browsers lack"
+        )
     return svg
 
 
@@ -257,22 +273,24 @@ def render_svg(fig: matplotlib.figure.Figure) -> bytes:
 
 
 def render(name: str, lang: str, scheme: str = "light", drawings: Drawings | None = None) -> bytes:
-    """SVG bytes of figure ``name`` with labels in ``lang``, from the cache (``drawings``' keys) when nothing
-    changed."""
+    """SVG bytes of figure ``name`` with labels in ``lang``, from the cache (``drawings``' keys)
+    when nothing changed."""
     load_all()
     keys = (drawings or Drawings([lang])).keys
     data = CACHE.get(keys[name, lang, scheme])
     if data is not None:
         return data
     drawing = _draw(name, lang)
-    svgs = {each: recolour(drawing, each) for each in SCHEMES}  # one drawing gives every scheme: store them all
+    # one drawing gives every scheme: store them all
+    svgs = {each: recolour(drawing, each) for each in SCHEMES}
     for each, svg in svgs.items():
         CACHE.put(keys[name, lang, each], svg)
     return svgs[scheme]
 
 
 def draw(jobs: list[tuple[str, str]]) -> None:
-    """Draw each (figure, language) of ``jobs`` into the cache (in a worker process: one example's figures)."""
+    """Draw each (figure, language) of ``jobs`` into the cache (in a worker process: one example's
+    figures)."""
     drawings = Drawings(sorted({lang for _, lang in jobs}))
     for name, lang in jobs:
         render(name, lang, drawings=drawings)
@@ -293,15 +311,7 @@ def _draw(name: str, lang: str) -> bytes:
 
 
 def heatmap(
-    ax,
-    values,
-    row_labels,
-    col_labels,
-    *,
-    fmt="{:.2f}",
-    cmap="Blues",
-    vmin=None,
-    vmax=None,
+    ax, values, row_labels, col_labels, *, fmt="{:.2f}", cmap="Blues", vmin=None, vmax=None
 ):
     """Annotated heatmap of a 2-D array; each label is white or black by its cell's brightness."""
     values = [[float(v) for v in row] for row in values]
@@ -311,12 +321,7 @@ def heatmap(
             r, g, b, _ = image.cmap(image.norm(v))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
             ax.text(
-                j,
-                i,
-                fmt.format(v),
-                ha="center",
-                va="center",
-                color="white" if dark else "black",
+                j, i, fmt.format(v), ha="center", va="center", color="white" if dark else "black"
             )
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
@@ -328,22 +333,46 @@ def heatmap(
 
 def row_sums(ax, weights, row_labels, label):
     """One column holding the sum of each row of ``weights`` (1.000 for softmax weights)."""
-    heatmap(ax, weights.sum(dim=-1, keepdim=True), row_labels, [label], fmt="{:.3f}", cmap="Greys", vmin=0, vmax=4)
+    heatmap(
+        ax,
+        weights.sum(dim=-1, keepdim=True),
+        row_labels,
+        [label],
+        fmt="{:.3f}",
+        cmap="Greys",
+        vmin=0,
+        vmax=4,
+    )
     ax.xaxis.tick_top()
 
 
 def weighted_rows(
-    weights, rows, out, row_names, col_labels, *, times, result, title, note, diverging=False, figsize=(6.4, 3.6)
+    weights,
+    rows,
+    out,
+    row_names,
+    col_labels,
+    *,
+    times,
+    result,
+    title,
+    note,
+    diverging=False,
+    figsize=(6.4, 3.6),
 ):
     """out = Σⱼ weights[j] · rows[j], drawn as the weighted rows above the row they add up to.
 
-    ``times`` formats a row label from (weight, name); one colour scale covers all cells, centred on 0 when
-    ``diverging`` (values of both signs).
+    ``times`` formats a row label from (weight, name); one colour scale covers all cells, centred
+    on 0 when ``diverging`` (values of both signs).
     """
     parts = weights[:, None] * rows  # row j: weights[j] * rows[j]
     lo = min(float(parts.min()), float(out.min()))
     hi = max(float(parts.max()), float(out.max()))
-    scale = {"cmap": "RdBu_r", "vmin": -max(-lo, hi), "vmax": max(-lo, hi)} if diverging else {"vmin": lo, "vmax": hi}
+    scale = (
+        {"cmap": "RdBu_r", "vmin": -max(-lo, hi), "vmax": max(-lo, hi)}
+        if diverging
+        else {"vmin": lo, "vmax": hi}
+    )
     fig, (ax_p, ax_o) = plt.subplots(
         2, 1, figsize=figsize, height_ratios=[len(row_names), 1], gridspec_kw={"hspace": 0.15}
     )
@@ -360,14 +389,16 @@ _loaded: dict[str, int] = {}  # figure module -> mtime of the file it was import
 
 
 def load_all() -> dict[str, Figure]:
-    """Import every figure module of this package, so that all figures are registered.
+    """Import every chapter module of ``figures/``, so that all figures are registered.
 
     A module whose file changed since it was imported (``mkdocs serve``) is
     imported again, its old figures dropped first.
     """
-    for info in pkgutil.iter_modules(__path__):
-        name = f"{__name__}.{info.name}"
-        mtime = Path(__path__[0], f"{info.name}.py").stat().st_mtime_ns
+    for path in sorted(MODULES.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        name = f"{MODULES.name}.{path.stem}"
+        mtime = path.stat().st_mtime_ns
         if name in sys.modules and _loaded.get(name) == mtime:
             continue
         for figure_name in [f for f, spec in FIGURES.items() if spec.draw.__module__ == name]:

@@ -1,12 +1,15 @@
-"""The pages' Python highlighting: fewer elements, the colours that carry meaning, each block lexed once.
+"""The pages' Python highlighting: fewer elements, the colours that carry meaning, each block lexed
+once.
 
-Pygments gives every token its own ``<span>`` (9,000 of the FAQ's 12,700 elements; each costs the browser style and
-layout time). Names and whitespace, which Material shows uncoloured, and operators and punctuation, which it greys,
-become plain text, and neighbours of one type one token (a notebook page's Lighthouse blocking time fell from about
-180 ms to 70 ms). Keywords, strings, numbers, comments, builtins and ``in``/``not`` keep their colours. Both editions
-show the same code and ``mkdocs serve`` rebuilds every page on every edit, so lexing, a pure function of the text, is
-done once per block in a process (half a second of each rebuild). mkdocs.yml and the notebook pages' template name
-``PageLexer`` by its alias ``qkv-python``, registered in pyproject.toml (Pygments' plugin entry point).
+Pygments gives every token its own ``<span>`` (9,000 of the FAQ's 12,700 elements; each costs the
+browser style and layout time). Names and whitespace, which Material shows uncoloured, and operators
+and punctuation, which it greys, become plain text, and neighbours of one type one token (a notebook
+page's Lighthouse blocking time fell from about 180 ms to 70 ms). Keywords, strings, numbers,
+comments, builtins and ``in``/``not`` keep their colours. Both editions show the same code and
+``mkdocs serve`` rebuilds every page on every edit, so lexing, a pure function of the text, is done
+once per block in a process (half a second of each rebuild). mkdocs.yml and the notebook pages'
+template name ``PageLexer`` by its alias ``qkv-python``, registered in pyproject.toml (Pygments'
+plugin entry point).
 """
 
 import functools
@@ -52,8 +55,11 @@ def python_tokens(text: str, stack: tuple[str, ...]) -> tuple:
 
 
 def require_page_lexer() -> None:
-    """Without its entry point, pymdownx.highlight would show every Python block as plain text, silently."""
+    """Without its entry point, pymdownx.highlight would show every Python block as plain text,
+    silently."""
     try:
         get_lexer_by_name("qkv-python")
     except ClassNotFound:
-        raise RuntimeError("no Pygments lexer qkv-python: install the project (pip install --no-deps -e .)") from None
+        raise RuntimeError(
+            "no Pygments lexer qkv-python: install the project (pip install --no-deps -e .)"
+        ) from None

@@ -1,14 +1,17 @@
 """Notebook edition of the chapters, generated from the chapter pages and executed once per chapter.
 
-A chapter page (``docs/<chapter>.<lang>.md``) becomes a notebook: its prose Markdown cells, its Python blocks
-(includes expanded) code cells, so the code comes from the same ``snippets/`` sections and is never kept twice. The
-page's printed outputs are dropped: the notebook shows those of its own run.
+A chapter page (``docs/<chapter>.<lang>.md``) becomes a notebook: its prose Markdown cells, its
+Python blocks (includes expanded) code cells, so the code comes from the same ``snippets/``
+sections and is never kept twice. The page's printed outputs are dropped: the notebook shows
+those of its own run.
 
-Both languages have the same code, run once top to bottom in a fresh Jupyter kernel (nbclient, two chapters at a time;
-an error fails the build). The outputs are entries of ``Cache("notebook-runs")`` under a key of the code, torch,
-Python, the device and the environment (``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored,
-not watched by ``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the download
-has its figures attached, absolute links and a line on how to run it in place of the buttons.
+Both languages have the same code, run once top to bottom in a fresh Jupyter kernel (nbclient,
+two chapters at a time; an error fails the build). The outputs are entries of
+``Cache("notebook-runs")`` under a key of the code, torch, Python, the device and the environment
+(``run_key``). The notebooks are written to ``docs/notebooks/`` (git-ignored, not watched by
+``mkdocs serve``) for mkdocs-jupyter, with buttons to download it and open it in Colab; the
+download has its figures attached, absolute links and a line on how to run it in place of the
+buttons.
 """
 
 from __future__ import annotations
@@ -36,14 +39,18 @@ from qkvsite.dialect import MARKER, Page, scan, version_tuple
 
 TITLE = {"zh": "笔记本：{}", "en": "Notebook: {}"}
 HEADER = {
-    "zh": "这是第 {number} 章的笔记本：代码与[本章页面](../../{chapter}/)的代码块相同，输出是它运行一次的结果。",
-    "en": "Chapter {number} as a notebook: the code of [the chapter page](../../{chapter}/) with the outputs of a run.",
+    "zh": "这是第 {number} "
+    "章的笔记本：代码与[本章页面](../../{chapter}/)的代码块相同，输出是它运行一次的结果。",
+    "en": "Chapter {number} as a notebook: the code of [the chapter page](../../{chapter}/) with "
+    "the outputs of a run.",
 }
-# the notebook page's buttons (raw HTML: a Markdown link has no download attribute); the download says how to run it
+# the notebook page's buttons (raw HTML: a Markdown link has no download attribute); the download
+# says how to run it
 BUTTONS = {"zh": ("下载 .ipynb", "在 Colab 中打开"), "en": ("Download the .ipynb", "Open in Colab")}
 RUN_IT = {
     "zh": "在 Jupyter 或 Colab 里从上到下依次运行各单元；第一个代码单元检查 torch 是否已安装。",
-    "en": "Run the cells from top to bottom in Jupyter or Colab; the first code cell checks that torch is installed.",
+    "en": "Run the cells from top to bottom in Jupyter or Colab; the first code cell checks that "
+    "torch is installed.",
 }
 
 
@@ -58,25 +65,31 @@ KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
 ADMONITION = re.compile(r'^(!!!|\?\?\?\+?) (\w+)(?: "([^"]*)")?\n((?:(?:    .*)?\n)*)', re.M)
 PAGE_LINK = re.compile(r"\]\(([\w-]+)\.md(#[^)]*)?\)")
-ATTRS = re.compile(r'[ \t]*\{ *#([\w-]+)(?: +[\w-]+="[^"]*")* *\}')  # {#q8}, { #id data-toc-label="..." }
-# a heading's explicit anchor becomes an anchor of the notebook too: Jupyter derives its own from the heading's
-# text, which with a formula in it is not the page's, and links within a chapter ("#36-why-divide-by-d_k") point
-# at the page's
+ATTRS = re.compile(
+    r'[ \t]*\{ *#([\w-]+)(?: +[\w-]+="[^"]*")* *\}'
+)  # {#q8}, { #id data-toc-label="..." }
+# a heading's explicit anchor becomes an anchor of the notebook too: Jupyter derives its own from
+# the heading's text, which with a formula in it is not the page's, and links within a chapter
+# ("#36-why-divide-by-d_k") point at the page's
 HEADING = re.compile(r"^#{1,6} .*$", re.M)
 HEADING_ATTRS = re.compile(r"^(#{1,6} .*?)" + ATTRS.pattern + r"[ \t]*$", re.M)
 SECTION_LINK = re.compile(r"\]\(#([^)\s]+)\)")
 
 
 def _admonition(match: re.Match) -> str:
-    """An admonition becomes an ``<aside>`` of Material's classes (the notebook page draws it as the chapter page does;
-    not a ``<div>``, which would end the Markdown cell's for ``typeset_notebook``), a collapsible one (``???``) a
-    ``<details>``; one that holds code is just dedented (code must stay a cell)."""
+    """An admonition becomes an ``<aside>`` of Material's classes (the notebook page draws it as the
+    chapter page does; not a ``<div>``, which would end the Markdown cell's for
+    ``typeset_notebook``), a collapsible one (``???``) a ``<details>``; one that holds code is just
+    dedented (code must stay a cell)."""
     marker, kind, title, body = match[1], match[2], match[3], textwrap.dedent(match[4]).strip("\n")
     if "```" in body:
         return "\n".join(([f"**{title}**", ""] if title else []) + body.split("\n")) + "\n\n"
     title = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(title or "", quote=False))
     if marker == "!!!":
-        return f'<aside class="admonition {kind}"><p class="admonition-title">{title}</p>\n\n{body}\n\n</aside>\n\n'
+        return (
+            f'<aside class="admonition {kind}"><p '
+            f'class="admonition-title">{title}</p>\n\n{body}\n\n</aside>\n\n'
+        )
     opened = " open" if marker == "???+" else ""
     return f'<details class="{kind}"{opened}><summary>{title}</summary>\n\n{body}\n\n</details>\n\n'
 
@@ -89,17 +102,25 @@ def _page_link(match: re.Match) -> str:
 def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
     """The Jupytext Markdown notebook of one chapter page.
 
-    Python blocks become code cells (their includes expanded), printed outputs and markers go (the notebook shows its
-    own outputs), a figure's caption becomes an italic line under it.
+    Python blocks become code cells (their includes expanded), printed outputs and markers go
+    (the notebook shows its own outputs), a figure's caption becomes an italic line under it.
     """
     lines = page.text.split("\n")
     replace: dict[int, tuple[int, list[str]]] = {}  # first line -> (last line, new lines)
     if front := page.text[: len(page.text) - len(page.body)]:
-        replace[0] = (front.count("\n") - 1, [])  # the front matter is the site's, not the notebook's
+        replace[0] = (
+            front.count("\n") - 1,
+            [],
+        )  # the front matter is the site's, not the notebook's
     for block in page.blocks:
         fence = block.fence
-        code = [fence.indent + line if line else line for line in block.code.rstrip("\n").split("\n")]
-        replace[fence.start] = (fence.end, [f"{fence.indent}```python", *code, f"{fence.indent}```"])
+        code = [
+            fence.indent + line if line else line for line in block.code.rstrip("\n").split("\n")
+        ]
+        replace[fence.start] = (
+            fence.end,
+            [f"{fence.indent}```python", *code, f"{fence.indent}```"],
+        )
         if block.output:
             replace[block.output.start] = (block.output.end, [])
     for figure in page.figures:
@@ -128,11 +149,13 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
     text = PAGE_LINK.sub(_page_link, text)
     text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)
     text = ATTRS.sub("", text)
-    # a section link leads to the chapter page (a notebook's headings have other ids) unless the anchor is kept here
+    # a section link leads to the chapter page (a notebook's headings have other ids) unless the
+    # anchor is kept here
     kept = set(re.findall(r'<a id="([^"]+)"></a>', text))
     text = SECTION_LINK.sub(lambda m: m[0] if m[1] in kept else f"](../../{chapter}/#{m[1]})", text)
     text = _unnamed_heading_anchors(text)
-    # a notebook page's table of contents (mkdocs-jupyter) drops a heading's code spans: keep their text
+    # a notebook page's table of contents (mkdocs-jupyter) drops a heading's code spans: keep their
+    # text
     text = HEADING.sub(lambda m: m[0].replace("`", ""), text)
     title, _, rest = text.partition("\n")
     title = "# " + TITLE[page.lang].format(title.removeprefix("# "))
@@ -141,8 +164,9 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
 
 
 def _unnamed_heading_anchors(text: str) -> str:
-    """A heading without an ASCII letter or digit ("小结") gets the id mkdocs-jupyter's table of contents links to,
-    "_1", "_2"... (Python-Markdown's default slugify); nbconvert gives it none."""
+    """A heading without an ASCII letter or digit ("小结") gets the id mkdocs-jupyter's table of
+    contents links to, "_1", "_2"... (Python-Markdown's default slugify); nbconvert gives it
+    none."""
     code = {i for fence in scan(text) for i in range(fence.start, fence.end + 1)}
     lines, unnamed = text.split("\n"), itertools.count(1)
     for i, line in enumerate(lines):
@@ -164,18 +188,21 @@ assert (major, minor) >= ({torch_tuple}), f"torch {{torch.__version__}} is older
 print("torch", torch.__version__, "| CUDA:", torch.cuda.is_available())"""
 
 SETUP_COMMENT = {
-    "zh": "本笔记本需要 torch ≥ {torch}（Python ≥ {python}）：没有安装时在这里安装（Colab 已经装好）",
-    "en": "This notebook needs torch >= {torch} (Python >= {python}): installed here if missing (Colab has it)",
+    "zh": "本笔记本需要 torch ≥ {torch}（Python ≥ {python}）：没有安装时在这里安装（Colab "
+    "已经装好）",
+    "en": "This notebook needs torch >= {torch} (Python >= {python}): installed here if missing "
+    "(Colab has it)",
 }
 NEWER = {
     "zh": "\n# 标有“# requires torch >= X.Y”的单元需要更新的 torch（本笔记本里最高 {newest}）",
-    "en": "\n# cells marked `# requires torch >= X.Y` need a newer torch (up to {newest} in this notebook)",
+    "en": "\n# cells marked `# requires torch >= X.Y` need a newer torch (up to {newest} in this "
+    "notebook)",
 }
 
 
 def setup_cell(lang: str, newest: str | None = None) -> str:
-    """The first code cell: the torch the examples need (the oldest supported, from .ci/torch-versions), and the
-    newest a cell of the notebook declares."""
+    """The first code cell: the torch the examples need (the oldest supported, from
+    .ci/torch-versions), and the newest a cell of the notebook declares."""
     torch_version, python = config.oldest_supported()
     comment = SETUP_COMMENT[lang].format(torch=torch_version, python=python)
     if newest and version_tuple(newest) > version_tuple(torch_version):
@@ -191,15 +218,21 @@ def chapter_notebook(page: Page, chapter: str, colab: str | None = None):
     other code cells are the page's Python blocks.
     """
     if re.match(r"^[ \t\f]*#.*?coding[:=]", page.title and f"# {page.title}"):
-        raise ValueError(f"{page.path}: jupytext reads the title {page.title!r} as a source encoding; reword it")
+        raise ValueError(
+            f"{page.path}: jupytext reads the title {page.title!r} as a source encoding; reword it"
+        )
     notebook = jupytext.reads(chapter_markdown(page, chapter, colab), fmt="md")
     notebook.metadata["kernelspec"] = KERNEL
     notebook.metadata.pop("jupytext", None)
     first_code = next(i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code")
-    newest = max((block.requires for block in page.blocks if block.requires), key=version_tuple, default=None)
+    newest = max(
+        (block.requires for block in page.blocks if block.requires), key=version_tuple, default=None
+    )
     notebook.cells.insert(first_code, nbformat.v4.new_code_cell(setup_cell(page.lang, newest)))
     for index, cell in enumerate(notebook.cells):
-        cell.id = f"cell-{index}"  # nbformat's ids are random: the same chapter must give the same file
+        cell.id = (
+            f"cell-{index}"  # nbformat's ids are random: the same chapter must give the same file
+        )
     return notebook
 
 
@@ -213,16 +246,22 @@ def page_code_of(notebook) -> list[str]:
 
 
 def embed_figures(notebook, svg: Callable[[str], bytes]):
-    """A copy with the figures (``svg(name)``: the light scheme's) as cell attachments, so the download shows them
-    without the site."""
+    """A copy with the figures (``svg(name)``: the light scheme's) as cell attachments, so the
+    download shows them without the site."""
     notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
             continue
-        cell.source = re.sub(r"!\[[^\]]*\]\(\.\./\.\./figures/[\w-]+\.dark\.svg#only-dark\)", "", cell.source)
+        cell.source = re.sub(
+            r"!\[[^\]]*\]\(\.\./\.\./figures/[\w-]+\.dark\.svg#only-dark\)", "", cell.source
+        )
         for name in re.findall(r"\]\(\.\./\.\./figures/([\w-]+)\.svg#only-light\)", cell.source):
-            cell.source = cell.source.replace(f"](../../figures/{name}.svg#only-light)", f"](attachment:{name}.svg)")
-            cell.setdefault("attachments", {})[f"{name}.svg"] = {"image/svg+xml": svg(name).decode()}
+            cell.source = cell.source.replace(
+                f"](../../figures/{name}.svg#only-light)", f"](attachment:{name}.svg)"
+            )
+            cell.setdefault("attachments", {})[f"{name}.svg"] = {
+                "image/svg+xml": svg(name).decode()
+            }
     return notebook
 
 
@@ -235,9 +274,11 @@ def write_if_changed(path: Path, content: str) -> bool:
     return True
 
 
-# --- where readers find them: the download, and Colab (which opens notebooks from GitHub only) ----------
+# --- where readers find them: the download, and Colab (which opens notebooks from GitHub only)
+# ----------
 
-COLAB_BRANCH = "notebooks"  # the Pages workflow publishes the downloads there: <lang>/<chapter>.ipynb
+# the Pages workflow publishes the downloads there: <lang>/<chapter>.ipynb
+COLAB_BRANCH = "notebooks"
 
 
 def published_path(chapter: str, lang: str) -> str:
@@ -245,12 +286,15 @@ def published_path(chapter: str, lang: str) -> str:
 
 
 def colab_url(repo_url: str, chapter: str, lang: str) -> str | None:
-    """Open in Colab: the published notebook on GitHub's branch COLAB_BRANCH; None for another host."""
+    """Open in Colab: the published notebook on GitHub's branch COLAB_BRANCH; None for another
+    host."""
     match = re.fullmatch(r"https://github\.com/([^/]+)/([^/]+?)/?", repo_url or "")
     if not match:
         return None
     path = published_path(chapter, lang)
-    return f"https://colab.research.google.com/github/{match[1]}/{match[2]}/blob/{COLAB_BRANCH}/{path}"
+    return (
+        f"https://colab.research.google.com/github/{match[1]}/{match[2]}/blob/{COLAB_BRANCH}/{path}"
+    )
 
 
 def publish(site_dir: Path, out_dir: Path) -> list[Path]:
@@ -268,14 +312,22 @@ def publish(site_dir: Path, out_dir: Path) -> list[Path]:
 
 # --- executing each chapter once -------------------------------------------
 
-GENERATED = config.DOCS  # notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
+# notebooks/ in it is generated and git-ignored; `mkdocs serve` does not watch it
+GENERATED = config.DOCS
 RUNS = Cache("notebook-runs", ".json")
 AT_ONCE = 2  # chapters executed at the same time, each in its kernel
 
 
 def run_key(code: list[str]) -> str:
-    """What a chapter's outputs depend on: its code, torch, Python, the device and the kernels' environment."""
-    return key(code, config.torch_version(), platform.python_version(), config.example_device(), config.EXAMPLE_ENV)
+    """What a chapter's outputs depend on: its code, torch, Python, the device and the kernels'
+    environment."""
+    return key(
+        code,
+        config.torch_version(),
+        platform.python_version(),
+        config.example_device(),
+        config.EXAMPLE_ENV,
+    )
 
 
 def cached_outputs(key: str, cells: int) -> list | None:
@@ -293,7 +345,9 @@ async def _execute(code: list[str]) -> list:
     from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook(metadata={"kernelspec": KERNEL})
-    notebook.cells = [nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)
+    ]
     with tempfile.TemporaryDirectory() as empty:
         client = NotebookClient(
             notebook,
@@ -301,16 +355,19 @@ async def _execute(code: list[str]) -> list:
             kernel_name="python3",
             allow_errors=False,
             resources={"metadata": {"path": empty}},
-            shutdown_kernel="immediate",  # the outputs are in: a graceful shutdown only waits (about a second)
+            # the outputs are in: a graceful shutdown only waits (about a second)
+            shutdown_kernel="immediate",
         )
         await client.async_execute(env={**os.environ, **config.EXAMPLE_ENV})
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]
 
 
-def execute_all(codes: list[list[str]], at_once: int = AT_ONCE, done: Callable | None = None) -> list[list]:
-    """Run each code (a list of cells) top to bottom in a fresh kernel, ``at_once`` at a time, in an empty
-    directory: each one's outputs per cell, also handed to ``done(index, outputs)`` as soon as it has them. A cell
-    that raises fails it; Ctrl-C stops every kernel."""
+def execute_all(
+    codes: list[list[str]], at_once: int = AT_ONCE, done: Callable | None = None
+) -> list[list]:
+    """Run each code (a list of cells) top to bottom in a fresh kernel, ``at_once`` at a time, in an
+    empty directory: each one's outputs per cell, also handed to ``done(index, outputs)`` as soon as
+    it has them. A cell that raises fails it; Ctrl-C stops every kernel."""
 
     async def run_all():
         limit = asyncio.Semaphore(at_once)
@@ -337,7 +394,11 @@ def coalesce_streams(outputs: list) -> list:
     merged = []
     for output in outputs:
         previous = merged[-1] if merged else None
-        if previous and output.output_type == previous.output_type == "stream" and output.name == previous.name:
+        if (
+            previous
+            and output.output_type == previous.output_type == "stream"
+            and output.name == previous.name
+        ):
             previous.text += output.text
         else:
             merged.append(output)
@@ -386,41 +447,56 @@ ABSOLUTE = re.compile(r"\]\((?:\.\./)+")
 
 
 def for_download(notebook, site_url: str, lang: str):
-    """A copy to download: links to the site absolute (a downloaded notebook has no site around it), and how to run
-    it in place of the buttons that download it."""
+    """A copy to download: links to the site absolute (a downloaded notebook has no site around it),
+    and how to run it in place of the buttons that download it."""
     notebook = nbformat.from_dict(json.loads(json.dumps(notebook)))
     root = site_url.rstrip("/") + "/" + config.url_prefix(lang)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = ABSOLUTE.sub(f"]({root}", cell.source)
-            cell.source = re.sub(r'<p class="qkv-notebook-links">.*?</p>', RUN_IT[lang], cell.source)
+            cell.source = re.sub(
+                r'<p class="qkv-notebook-links">.*?</p>', RUN_IT[lang], cell.source
+            )
     return notebook
 
 
-def chapter_notebooks(chapters: list[str], snippet_settings: dict | None = None, repo_url: str = "") -> dict:
+def chapter_notebooks(
+    chapters: list[str], snippet_settings: dict | None = None, repo_url: str = ""
+) -> dict:
     """Each chapter's notebook in every language, keyed by (chapter, language), not executed yet."""
-    page = lambda chapter, lang: Page(config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings)  # noqa: E731
+    page = lambda chapter, lang: Page(
+        config.DOCS / f"{chapter}.{lang}.md", settings=snippet_settings
+    )  # noqa: E731
     return {
-        (chapter, lang): chapter_notebook(page(chapter, lang), chapter, colab_url(repo_url, chapter, lang))
+        (chapter, lang): chapter_notebook(
+            page(chapter, lang), chapter, colab_url(repo_url, chapter, lang)
+        )
         for chapter in chapters
         for lang in config.languages()
     }
 
 
 def run_chapters(notebooks: dict) -> dict[str, tuple[str, list]]:
-    """Each chapter's run: its key and the outputs of each code cell, executed where the cache has none."""
+    """Each chapter's run: its key and the outputs of each code cell, executed where the cache has
+    none."""
     codes = {}
     for chapter in dict.fromkeys(chapter for chapter, _ in notebooks):
         # the setup cell's comment is in the page's language; the code it runs is the same
         editions = [code_of(notebooks[chapter, lang]) for lang in config.languages()]
         editions = [[strip_comment(code[0]), *code[1:]] for code in editions]
         if any(code != editions[0] for code in editions):
-            raise ValueError(f"{chapter}: the editions' code differs; both must include the same sections")
+            raise ValueError(
+                f"{chapter}: the editions' code differs; both must include the same sections"
+            )
         codes[chapter] = editions[0]
-    runs = {chapter: (run_key(code), cached_outputs(run_key(code), len(code))) for chapter, code in codes.items()}
+    runs = {
+        chapter: (run_key(code), cached_outputs(run_key(code), len(code)))
+        for chapter, code in codes.items()
+    }
     missing = [chapter for chapter, (_, outputs) in runs.items() if outputs is None]
 
-    def store(index: int, outputs: list) -> None:  # as soon as a chapter has run: kept if another one fails
+    # as soon as a chapter has run: kept if another one fails
+    def store(index: int, outputs: list) -> None:
         chapter = missing[index]
         store_outputs(runs[chapter][0], outputs)
         runs[chapter] = (runs[chapter][0], outputs)
@@ -429,14 +505,19 @@ def run_chapters(notebooks: dict) -> dict[str, tuple[str, list]]:
     return runs
 
 
-def write_notebooks(notebooks: dict, runs: dict, site_url: str, svg: Callable[[str, str], bytes]) -> list[Edition]:
-    """Write each chapter's notebook page and download (``svg(name, lang)``: a figure they embed) under
-    GENERATED; a file whose content did not change is left as it is (mkdocs-jupyter's cache keeps it)."""
+def write_notebooks(
+    notebooks: dict, runs: dict, site_url: str, svg: Callable[[str, str], bytes]
+) -> list[Edition]:
+    """Write each chapter's notebook page and download (``svg(name, lang)``: a figure they embed)
+    under GENERATED; a file whose content did not change is left as it is (mkdocs-jupyter's cache
+    keeps it)."""
     editions = []
     for (chapter, lang), notebook in notebooks.items():
         edition = Edition(chapter, lang)
         executed = with_outputs(notebook, runs[chapter][1], runs[chapter][0])
-        download = for_download(embed_figures(executed, lambda name, lang=lang: svg(name, lang)), site_url, lang)
+        download = for_download(
+            embed_figures(executed, lambda name, lang=lang: svg(name, lang)), site_url, lang
+        )
         write_if_changed(GENERATED / edition.page, nbformat.writes(executed))
         write_if_changed(GENERATED / edition.download, nbformat.writes(download))
         editions.append(edition)

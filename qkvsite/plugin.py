@@ -1,12 +1,15 @@
-"""The site's MkDocs plugin (``plugins: - qkv`` in mkdocs.yml): every event the site handles, in build order.
+"""The site's MkDocs plugin (``plugins: - qkv`` in mkdocs.yml): every event the site handles, in
+build order.
 
-MkDocs 1.6 builds in this order: on_config, on_pre_build, on_files, then each page's Markdown and HTML
-(on_page_markdown, on_page_content), on_env, the theme's own templates (404, sitemap: on_template_context,
-on_post_template), then each page's template (on_page_context, on_post_page), and on_post_build. On each event it
-calls every plugin, the highest ``event_priority`` first, then in mkdocs.yml's order (this plugin is listed last).
-mkdocs-static-i18n (priority -100 on most events) builds the default language first, then each other language from
-inside its own on_post_build, and every pass calls every event again: ``qkvsite.hooks.building(config)`` is the
-language of the pass. What each step does lives in ``qkvsite.hooks``.
+MkDocs 1.6 builds in this order: on_config, on_pre_build, on_files, then each page's Markdown and
+HTML (on_page_markdown, on_page_content), on_env, the theme's own templates (404, sitemap:
+on_template_context, on_post_template), then each page's template (on_page_context,
+on_post_page), and on_post_build. On each event it calls every plugin, the highest
+``event_priority`` first, then in mkdocs.yml's order (this plugin is listed last).
+mkdocs-static-i18n (priority -100 on most events) builds the default language first, then each
+other language from inside its own on_post_build, and every pass calls every event again:
+``qkvsite.hooks.building(config)`` is the language of the pass. What each step does lives in
+``qkvsite.hooks``.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ class Site(BasePlugin):
         return config
 
     def on_pre_build(self, config):
-        if building(config) == site.default_language():  # the first pass makes what every language needs
+        # the first pass makes what every language needs
+        if building(config) == site.default_language():
             self.drawings = notebooks.prepare(config)
             self.pages = records.fingerprint()
             self.anchors = {}
@@ -69,13 +73,16 @@ class Site(BasePlugin):
         return verification.add_records(markdown, page, config, self.pages)
 
     def on_page_content(self, html, page, config, files):
-        html = math.plain_formulas(notebooks.without_dead_style(html, page))  # what search and descriptions read
+        # what search and descriptions read
+        html = math.plain_formulas(notebooks.without_dead_style(html, page))
         search.leave_out_notebook_page(page)
         social.describe_page(html, page, config)
         return sources.link_titles(html, page)
 
     def on_env(self, env, config, files):
-        env.bytecode_cache = TemplateCache()  # Material's templates, compiled once for every pass and build
+        env.bytecode_cache = (
+            TemplateCache()
+        )  # Material's templates, compiled once for every pass and build
         return env
 
     def on_template_context(self, context, template_name, config):
@@ -94,7 +101,8 @@ class Site(BasePlugin):
     def on_post_page(self, output, page, config):
         return material_fixes.fix_page(output, config)
 
-    @event_priority(-200)  # after mkdocs-static-i18n (-100) has built the other languages and the search index
+    # after mkdocs-static-i18n (-100) has built the other languages and the search index
+    @event_priority(-200)
     def on_post_build(self, config):
         if whole_build_ends(config):
             search.one_index_per_language(config)

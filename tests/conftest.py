@@ -22,7 +22,8 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
 def run_snippet(path: str, stdout=None) -> dict:
-    """Run snippets/<path> as a script and return its variables; what it prints goes to ``stdout``."""
+    """Run snippets/<path> as a script and return its variables; what it prints goes to
+    ``stdout``."""
     with contextlib.redirect_stdout(stdout or io.StringIO()):
         return runpy.run_path(str(ROOT / "snippets" / path), run_name="__main__")
 
@@ -38,9 +39,9 @@ def dtype(request):
     return request.param
 
 
-# The test build is published the way GitHub Pages publishes a project: under a sub-path of its host.
-# With QKV_SITE_DIR the tests read a site already built there (the Pages workflow tests the very directory it
-# deploys), built with the SITE_URL and REPO_URL of the environment.
+# The test build is published the way GitHub Pages publishes a project: under a sub-path of its
+# host. With QKV_SITE_DIR the tests read a site already built there (the Pages workflow tests the
+# very directory it deploys), built with the SITE_URL and REPO_URL of the environment.
 BUILT_SITE = os.environ.get("QKV_SITE_DIR")
 SITE_URL = os.environ["SITE_URL"] if BUILT_SITE else "https://readers.example/qkv/"
 REPO_URL = os.environ["REPO_URL"] if BUILT_SITE else "https://github.com/qkv-example/qkv"
@@ -48,9 +49,9 @@ SUBPATH = urlparse(SITE_URL).path.rstrip("/") + "/"  # "/qkv/"
 
 
 def dies_with_its_parent() -> None:
-    """In a child process, before it runs (``preexec_fn``): on Linux, the kernel sends it SIGTERM when the process
-    that started it dies, however that dies (a pytest killed by CI's timeout, say). The build's own kernels and
-    workers then exit with it."""
+    """In a child process, before it runs (``preexec_fn``): on Linux, the kernel sends it SIGTERM
+    when the process that started it dies, however that dies (a pytest killed by CI's timeout, say).
+    The build's own kernels and workers then exit with it."""
     if sys.platform == "linux":
         import ctypes
         import signal
@@ -59,8 +60,9 @@ def dies_with_its_parent() -> None:
 
 
 def remove_sites_of_ended_runs(under: Path) -> list[Path]:
-    """Remove the site directories (``SiteBuild``) under ``under`` whose test run has ended without removing its own
-    (a SIGTERM or SIGKILL ends pytest at once, so its cleanups never run): each is named after its run's process."""
+    """Remove the site directories (``SiteBuild``) under ``under`` whose test run has ended without
+    removing its own (a SIGTERM or SIGKILL ends pytest at once, so its cleanups never run): each is
+    named after its run's process."""
     removed = []
     if os.name != "posix":
         return removed  # os.kill(pid, 0) looks a process up on POSIX only
@@ -83,19 +85,30 @@ def process_exists(pid: int) -> bool:
 
 
 class SiteBuild:
-    """`mkdocs build --strict` of the site in a subprocess, as the Pages workflow builds it (SITE_URL, REPO_URL).
+    """`mkdocs build --strict` of the site in a subprocess, as the Pages workflow builds it
+    (SITE_URL, REPO_URL).
 
-    Started as soon as the selected tests are known (``pytest_collection_finish``): the tests that do not need
-    the site run while it builds. ``wait`` returns the site's directory once it is built, from any thread.
+    Started as soon as the selected tests are known (``pytest_collection_finish``): the tests
+    that do not need the site run while it builds. ``wait`` returns the site's directory once it
+    is built, from any thread.
     """
 
     def __init__(self):
         remove_sites_of_ended_runs(Path(tempfile.gettempdir()))
         self.directory = Path(tempfile.mkdtemp(prefix=f"qkv-site-{os.getpid()}-"))
-        self.stdout, self.stderr = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")  # a pipe can fill up
+        # a pipe can fill up
+        self.stdout, self.stderr = (tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+"))
         env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": SITE_URL, "REPO_URL": REPO_URL}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(self.directory)],
+            [
+                sys.executable,
+                "-m",
+                "mkdocs",
+                "build",
+                "--strict",
+                "--site-dir",
+                str(self.directory),
+            ],
             cwd=ROOT,
             env=env,
             stdout=self.stdout,
@@ -115,7 +128,8 @@ class SiteBuild:
                 out, err = self.stdout.read(), self.stderr.read()
                 if self.process.returncode != 0:
                     self.failure = f"mkdocs build failed ({self.process.returncode}):\n{out}{err}"
-                # MkDocs' own warnings (--strict already fails on them); kernels started for notebooks log others
+                # MkDocs' own warnings (--strict already fails on them); kernels started for
+                # notebooks log others
                 elif re.search(r"^WARNING\s+-", err, re.M):
                     self.failure = f"mkdocs build warned:\n{err}"
         if self.failure:
@@ -145,10 +159,11 @@ class BuiltSite:
 
 
 class Background:
-    """What runs beside the tests: the build, the server of the built site, the browser's page loads.
+    """What runs beside the tests: the build, the server of the built site, the browser's page
+    loads.
 
-    Each starts once, when the selected tests are known (``pytest_collection_finish``), or when a fixture first
-    asks for it.
+    Each starts once, when the selected tests are known (``pytest_collection_finish``), or when a
+    fixture first asks for it.
     """
 
     def __init__(self, config):
@@ -214,7 +229,8 @@ def site(request) -> Path:
 
 @pytest.fixture(scope="session")
 def server(request, site) -> str:
-    """Where the site is served (tests/browsing.py), without the sub-path: http://127.0.0.1:<port>."""
+    """Where the site is served (tests/site/browsing.py), without the sub-path:
+    http://127.0.0.1:<port>."""
     return background(request.config).start_server().url
 
 
@@ -226,28 +242,29 @@ def origin(server):
 
 @pytest.fixture(scope="session")
 def page_loads(request, site):
-    """Every page's load in headless Chromium (tests/browsing.py: ``PageLoads``), started with the build."""
+    """Every page's load in headless Chromium (tests/site/browsing.py: ``PageLoads``), started with
+    the build."""
     return background(request.config).start_page_loads()
 
 
 SITE_FIXTURES = {"site", "server", "origin", "page_loads"}
-# Headless Chromium (tests/test_browser.py), which the axe checks also need axe-core for (node_modules/, from npm):
-# a test that takes it is a `site` test too, so that `-m "not site"` needs neither; it starts no build by itself.
+# Headless Chromium (tests/site/test_browser.py), which the axe checks also need axe-core for
+# (node_modules/, from npm): a test that takes it is a `site` test too, so that `-m "not site"`
+# needs neither; it starts no build by itself.
 BROWSER_FIXTURES = {"browser"}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests that need the built site, or the browser, carry the `site` marker: `pytest -m "not site"` builds
-    nothing and needs neither Chromium nor node_modules/.
-
-    The tests that do not need the site run first, while it builds; the tests that read the browser's load of
-    every page (``visits``, tests/test_browser.py) run last: the loads run in the background once the site is
-    built, beside the other tests.
-    """
+    """Tests that need the built site, or the browser, carry the `site` marker: `pytest -m "not
+    site"` builds nothing and needs neither Chromium nor node_modules/.  The tests that do not need
+    the site run first, while it builds; the tests that read the browser's load of every page
+    (``visits``, tests/site/test_browser.py) run last: the loads run in the background once the site
+    is built, beside the other tests."""
     for item in items:
         if (SITE_FIXTURES | BROWSER_FIXTURES) & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.site)
-    if BUILT_SITE:  # only the tests of that built site: not the unit tests, nor the build layer's (test_build.py)
+    # only the tests of that built site: not the unit tests, nor the build layer's (test_build.py)
+    if BUILT_SITE:
         uses_it = lambda item: (  # noqa: E731
             (SITE_FIXTURES | BROWSER_FIXTURES) & set(getattr(item, "fixturenames", ()))
             and item.path.name != "test_build.py"

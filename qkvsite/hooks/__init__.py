@@ -13,14 +13,15 @@ def building(config) -> str:
 
 
 def toc_items(toc):
-    """Every entry of a page's table of contents, in page order (each heading before the ones under it)."""
+    """Every entry of a page's table of contents, in page order (each heading before the ones under
+    it)."""
     for item in toc:
         yield item
         yield from toc_items(item.children)
 
 
 def whole_build_ends(config) -> bool:
-    """Whether this pass's on_post_build ends the whole build: mkdocs-static-i18n builds the other languages from
-    inside the default language's on_post_build, its ``building`` set meanwhile."""
+    """Whether this pass's on_post_build ends the whole build: mkdocs-static-i18n builds the other
+    languages from inside the default language's on_post_build, its ``building`` set meanwhile."""
     i18n = config.plugins.get("i18n")
     return not getattr(i18n, "building", False)

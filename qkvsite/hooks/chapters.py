@@ -1,12 +1,14 @@
-"""The chapter list, written once (the first section of mkdocs.yml's nav, ``qkvsite.config.chapters``).
+"""The chapter list, written once (the first section of mkdocs.yml's nav,
+``qkvsite.config.chapters``).
 
-From it: the nav's notebook section, the chapter list of each home page (the line ``<!-- chapters -->``), made of each
-chapter's title, the ``description`` of its front matter and its reading time, and under each chapter's title the
-links to its notebook: the notebook page, the .ipynb download and "Open in Colab".
+From it: the nav's notebook section, the chapter list of each home page (the line ``<!-- chapters
+-->``), made of each chapter's title, the ``description`` of its front matter and its reading
+time, and under each chapter's title the links to its notebook: the notebook page, the .ipynb
+download and "Open in Colab".
 
-Reading time is counted, not typed: the words of a chapter's English text (code, outputs and the reference list left
-out; a formula or a code span is one word) at ``WORDS_PER_MINUTE``. The home page's ``<!-- reading-time -->`` becomes
-the range over all chapters, e.g. "10–19".
+Reading time is counted, not typed: the words of a chapter's English text (code, outputs and the
+reference list left out; a formula or a code span is one word) at ``WORDS_PER_MINUTE``. The home
+page's ``<!-- reading-time -->`` becomes the range over all chapters, e.g. "10–19".
 """
 
 import re
@@ -26,17 +28,23 @@ WORDS_PER_MINUTE = 200
 MINUTES = {"zh": "（约 {} 分钟）", "en": " ({} min)"}
 
 
-@lru_cache(maxsize=256)  # a pure function of the text: each chapter is counted once while it is unchanged
+# a pure function of the text: each chapter is counted once while it is unchanged
+@lru_cache(maxsize=256)
 def count_words(markdown: str) -> int:
-    """The words a reader reads in a page's text: no front matter, fences, comments, link targets or references.
+    """The words a reader reads in a page's text: no front matter, fences, comments, link targets or
+    references.
 
-    A formula or an inline code span counts as one word, as in tests/prose.py."""
+    A formula or an inline code span counts as one word, as in tests/content/prose.py."""
     text = re.sub(r"\A---\n.*?\n---\n", "", markdown, flags=re.S)
     lines = text.split("\n")
     for fence in scan(text):
         lines[fence.start : fence.end + 1] = [""] * (fence.end + 1 - fence.start)
     text = "\n".join(lines)
-    text = re.split(rf"^## (?:{'|'.join(map(re.escape, site.REFERENCES_HEADING.values()))})\s*$", text, flags=re.M)[0]
+    text = re.split(
+        rf"^## (?:{'|'.join(map(re.escape, site.REFERENCES_HEADING.values()))})\s*$",
+        text,
+        flags=re.M,
+    )[0]
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
     text = re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$|`[^`\n]+`", " X ", text, flags=re.S)
     text = re.sub(r"\]\([^)\s]*\)|\{[^}\n]*\}|--8<--.*", " ", text)
@@ -68,7 +76,9 @@ def chapter_list(lang: str) -> str:
         title = re.sub(r"^\d+\.\s*", "", page.title)
         separator = "：" if lang == "zh" else ": "
         minutes = MINUTES[lang].format(reading_minutes(chapter))
-        items.append(f"{number}. [{title}]({chapter}.md){minutes}{separator}{page.meta['description']}")
+        items.append(
+            f"{number}. [{title}]({chapter}.md){minutes}{separator}{page.meta['description']}"
+        )
     return "\n".join(items)
 
 
@@ -79,7 +89,8 @@ NOTEBOOK_LINKS = {
 
 
 def notebook_links(chapter: str, lang: str, page_url: str, repo_url: str) -> str:
-    """HTML buttons under a chapter's title (raw HTML: MkDocs resolves no link to a generated notebook page)."""
+    """HTML buttons under a chapter's title (raw HTML: MkDocs resolves no link to a generated
+    notebook page)."""
     notebook = site.url_prefix(lang) + f"notebooks/{chapter}/"
     labels = NOTEBOOK_LINKS[lang]
     links = [
@@ -88,12 +99,15 @@ def notebook_links(chapter: str, lang: str, page_url: str, repo_url: str) -> str
     ]
     if colab := colab_url(repo_url, chapter, lang):
         links.append((colab, labels[2], ""))
-    buttons = "\n".join(f'<a class="md-button" href="{href}"{extra}>{label}</a>' for href, label, extra in links)
+    buttons = "\n".join(
+        f'<a class="md-button" href="{href}"{extra}>{label}</a>' for href, label, extra in links
+    )
     return f'<p class="qkv-notebook-links">\n{buttons}\n</p>'
 
 
 def add_chapter_links(markdown: str, page, config) -> str:
-    """A chapter's notebook links under its title; the chapter list in place of the home page's placeholder."""
+    """A chapter's notebook links under its title; the chapter list in place of the home page's
+    placeholder."""
     name = site.page_name(page.file.src_uri)
     if name in site.chapters() and not page.file.src_uri.startswith("notebooks/"):
         lang = building(config)
@@ -105,5 +119,9 @@ def add_chapter_links(markdown: str, page, config) -> str:
     if name != "index":
         return markdown
     if PLACEHOLDER not in markdown:
-        raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the chapter list goes")
-    return markdown.replace(PLACEHOLDER, chapter_list(building(config))).replace(READING_TIME, reading_range())
+        raise ValueError(
+            f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the chapter list goes"
+        )
+    return markdown.replace(PLACEHOLDER, chapter_list(building(config))).replace(
+        READING_TIME, reading_range()
+    )

@@ -1,8 +1,9 @@
-"""Chinese text set as Chinese: a source line that breaks between two CJK characters joins the next one.
+"""Chinese text set as Chinese: a source line that breaks between two CJK characters joins the next
+one.
 
-HTML turns a line break into a space, and Chinese puts none between characters, so "注意力：\\n点积" would show
-"注意力： 点积". Lines inside code fences are left as they are, and so is a line that ends a heading, a table row or a
-block's opening line.
+HTML turns a line break into a space, and Chinese puts none between characters, so "注意力：\\n点积"
+would show "注意力： 点积". Lines inside code fences are left as they are, and so is a line that
+ends a heading, a table row or a block's opening line.
 """
 
 import re
@@ -12,7 +13,8 @@ from qkvsite.dialect import scan
 CJK = "\u2e80-\u2fff\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 ENDS_CJK = re.compile(f"[{CJK}]$")
 STARTS_CJK = re.compile(f"^[ \\t]*[{CJK}]")
-OWN_LINE = re.compile(r"^\s*(#|\||!!!|\?\?\?|///|<)")  # a heading, table row, admonition, caption block, HTML
+# a heading, table row, admonition, caption block, HTML
+OWN_LINE = re.compile(r"^\s*(#|\||!!!|\?\?\?|///|<)")
 
 
 def join_cjk_lines(markdown: str) -> str:

@@ -1,11 +1,13 @@
-"""Every figure in the site, light and dark, drawn at build time (``qkvsite.figures``, ``qkvsite.figure_cache``).
+"""Every figure in the site, light and dark, drawn at build time (``qkvsite.figures``,
+``qkvsite.figure_cache``).
 
-Each is added to the build as generated files, ``figures/<name>.svg`` and ``figures/<name>.dark.svg``, with labels in
-the language being built; pages of both languages link to the same relative paths. No image is ever committed.
+Each is added to the build as generated files, ``figures/<name>.svg`` and
+``figures/<name>.dark.svg``, with labels in the language being built; pages of both languages
+link to the same relative paths. No image is ever committed.
 
-On a page, the author writes ``![alt](figures/<name>.svg)``; it becomes both variants, each a link to itself (a tap on
-a phone opens the figure full size), of which the page shows the one of its colour scheme (docs/stylesheets/extra.css)
-and loads it lazily.
+On a page, the author writes ``![alt](figures/<name>.svg)``; it becomes both variants, each a
+link to itself (a tap on a phone opens the figure full size), of which the page shows the one of
+its colour scheme (docs/stylesheets/extra.css) and loads it lazily.
 """
 
 import re
@@ -42,13 +44,19 @@ SIZE = re.compile(rb'<svg\b[^>]*\bwidth="([\d.]+)pt" height="([\d.]+)pt"')
 
 
 def figure_markdown(alt: str, name: str, lang: str, svg: bytes) -> str:
-    """Both schemes' images, each sized as drawn (the page keeps the figure's place while it loads: no layout
-    shift) and linking to itself."""
+    """Both schemes' images, each sized as drawn (the page keeps the figure's place while it loads:
+    no layout shift) and linking to itself."""
     width, height = (round(float(pt) * 4 / 3) for pt in SIZE.search(svg).groups())
     links = []
     for scheme in SCHEMES:
-        path, attributes = f"figures/{file_name(name, scheme)}", f"loading=lazy width={width} height={height}"
-        links.append(f'[![{alt}]({path}){{ {attributes} }}]({path} "{OPEN[lang]}"){{ .qkv-figure .qkv-{scheme} }}')
+        path, attributes = (
+            f"figures/{file_name(name, scheme)}",
+            f"loading=lazy width={width} height={height}",
+        )
+        links.append(
+            f'[![{alt}]({path}){{ {attributes} }}]({path} "{OPEN[lang]}"){{ .qkv-figure '
+            f".qkv-{scheme} }}"
+        )
     return "".join(links)
 
 

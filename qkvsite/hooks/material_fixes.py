@@ -1,19 +1,23 @@
 """Where Material for MkDocs and mkdocs-static-i18n need help, and no template block offers it.
 
-The rest is done with template overrides in ``overrides/`` (repository link, footer, link previews). Here:
+The rest is done with template overrides in ``overrides/`` (repository link, footer, link
+previews). Here:
 
-1. No ``<link rel="alternate" hreflang>`` in ``<head>``: Material's JavaScript fetches ``sitemap.xml`` relative to
-   each, and mkdocs-static-i18n points them at the other language's page, so every page got a 404. The alternates stay
-   in ``sitemap.xml`` and the language switcher. (No template block can drop them: the plugin sets
-   ``config.extra.alternate`` per page, which Jinja reads before any override could.)
-2. Search per language (``qkvsite.hooks.search`` splits the index): the ``base`` of Material's ``__config`` JSON is
-   the language's root, so English pages search ``en/`` (a page without it fails the build).
-3. A 404 page per language with its switcher: every pass renders the theme's 404.html to the site root, its switcher
-   holding the last page's links. They are set back to the language roots; the Chinese page stays at ``404.html``, the
-   English one goes to ``en/404.html``.
-4. The language switcher keeps the reader's section: the editions have the same headings in the same order
-   (tests/test_i18n.py), so ``anchors.json`` lists each page's heading ids per language and
-   ``docs/javascripts/site.js`` adds the other edition's id of the same heading to the switcher's link.
+1. No ``<link rel="alternate" hreflang>`` in ``<head>``: Material's JavaScript fetches
+   ``sitemap.xml`` relative to each, and mkdocs-static-i18n points them at the other language's
+   page, so every page got a 404. The alternates stay in ``sitemap.xml`` and the language
+   switcher. (No template block can drop them: the plugin sets ``config.extra.alternate`` per
+   page, which Jinja reads before any override could.)
+2. Search per language (``qkvsite.hooks.search`` splits the index): the ``base`` of Material's
+   ``__config`` JSON is the language's root, so English pages search ``en/`` (a page without it
+   fails the build).
+3. A 404 page per language with its switcher: every pass renders the theme's 404.html to the site
+   root, its switcher holding the last page's links. They are set back to the language roots; the
+   Chinese page stays at ``404.html``, the English one goes to ``en/404.html``.
+4. The language switcher keeps the reader's section: the editions have the same headings in the
+   same order (tests/test_i18n.py), so ``anchors.json`` lists each page's heading ids per
+   language and ``docs/javascripts/site.js`` adds the other edition's id of the same heading to
+   the switcher's link.
 """
 
 import json
@@ -33,16 +37,21 @@ class UpstreamChanged(RuntimeError):
 
 
 def set_search_base(output: str, lang: str) -> str:
-    """Point Material's search at the index of ``lang`` (the default language keeps the site root)."""
+    """Point Material's search at the index of ``lang`` (the default language keeps the site
+    root)."""
     match = CONFIG_JSON.search(output)
     if match is None:
-        raise UpstreamChanged('no <script id="__config"> in the page: Material changed how it passes its config')
+        raise UpstreamChanged(
+            'no <script id="__config"> in the page: Material changed how it passes its config'
+        )
     settings = json.loads(match[2])
     if "base" not in settings:
         raise UpstreamChanged("Material's __config has no 'base' any more")
     # with its trailing slash: Material resolves "search/search_index.json" against it
     settings["base"] = settings["base"].rstrip("/") + "/" + site.url_prefix(lang)
-    text = json.dumps(settings).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = (
+        json.dumps(settings).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    )
     return output[: match.start(2)] + text + output[match.end(2) :]
 
 
@@ -50,7 +59,9 @@ def drop_head_alternates(output: str) -> str:
     head, sep, body = output.partition("</head>")
     head, found = HEAD_ALTERNATE.subn("", head)
     if not found:
-        raise UpstreamChanged("no <link rel=alternate hreflang> in <head>: check whether this fix is still needed")
+        raise UpstreamChanged(
+            "no <link rel=alternate hreflang> in <head>: check whether this fix is still needed"
+        )
     return head + sep + body
 
 
@@ -66,7 +77,8 @@ def not_found_context(context, template_name, config):
         return context
     i18n = config.plugins.get("i18n")
     if i18n is not None and i18n.extra_alternate:
-        config.extra.alternate = deepcopy(i18n.extra_alternate)  # an attribute, as the plugin sets it
+        # an attribute, as the plugin sets it
+        config.extra.alternate = deepcopy(i18n.extra_alternate)
     context["qkv_prefix"] = {lang: site.url_prefix(lang) for lang in site.languages()}
     return context
 
@@ -96,7 +108,10 @@ def record_anchors(page, lang: str, anchors: dict) -> None:
 
 
 def write_anchors(config, anchors: dict) -> None:
-    """Item 4: ``anchors.json`` in each language's root, where site.js finds it from the page's ``base``."""
+    """Item 4: ``anchors.json`` in each language's root, where site.js finds it from the page's
+    ``base``."""
     data = json.dumps(anchors, ensure_ascii=False, separators=(",", ":"))
     for lang in site.languages():
-        (Path(config.site_dir) / site.url_prefix(lang) / "anchors.json").write_text(data, encoding="utf-8")
+        (Path(config.site_dir) / site.url_prefix(lang) / "anchors.json").write_text(
+            data, encoding="utf-8"
+        )

@@ -1,15 +1,18 @@
 """Formulas typeset as MathML at build time: no math JavaScript in the browser.
 
-Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own (pymdownx.arithmatex, generic mode, keeps
-the TeX); latex2mathml converts each formula to MathML, which browsers render natively. Two steps: when a page's HTML
-is made (``on_page_content``), each formula becomes its plain text with its TeX beside it (``plain_formulas``), what
-Material's search indexes (``on_page_context``, priority 0) and the description reads; then (``typeset_page``,
-``on_page_context`` after the search plugin) each becomes MathML. A heading with a formula gives itself a readable TOC
-label and a stable anchor, ``## $X X^\\top$ ... { #anchor data-toc-label="X Xᵀ ..." }`` (tests/test_math.py).
-Notebooks keep the ``$...$`` source: Jupyter and Colab render it; their pages on this site (mkdocs-jupyter leaves the
-TeX in the Markdown cells) are typeset here too. Where only text fits (the search index, a notebook page's table of
-contents, a description in ``<meta>``), ``plain_tex`` writes a formula in Unicode: X Xᵀ, √dₖ, Wᴼ; a script Unicode
-lacks (W^Q, L_q) is ``<sup>``/``<sub>`` where HTML goes, else as TeX.
+Authors write LaTeX, ``$...$`` inline and ``$$...$$`` on lines of their own (pymdownx.arithmatex,
+generic mode, keeps the TeX); latex2mathml converts each formula to MathML, which browsers render
+natively. Two steps: when a page's HTML is made (``on_page_content``), each formula becomes its
+plain text with its TeX beside it (``plain_formulas``), what Material's search indexes
+(``on_page_context``, priority 0) and the description reads; then (``typeset_page``,
+``on_page_context`` after the search plugin) each becomes MathML. A heading with a formula gives
+itself a readable TOC label and a stable anchor, ``## $X X^\\top$ ... { #anchor data-toc-label="X
+Xᵀ
+..." }`` (tests/content/test_math.py). Notebooks keep the ``$...$`` source: Jupyter and Colab render
+it; their pages on this site (mkdocs-jupyter leaves the TeX in the Markdown cells) are typeset
+here too. Where only text fits (the search index, a notebook page's table of contents, a
+description in ``<meta>``), ``plain_tex`` writes a formula in Unicode: X Xᵀ, √dₖ, Wᴼ; a script
+Unicode lacks (W^Q, L_q) is ``<sup>``/``<sub>`` where HTML goes, else as TeX.
 """
 
 import html
@@ -22,12 +25,17 @@ from qkvsite.hooks import toc_items
 
 INLINE = re.compile(r'<span class="arithmatex">\\\((.*?)\\\)</span>', re.S)
 DISPLAY = re.compile(r'<div class="arithmatex">\\\[(.*?)\\\]</div>', re.S)
-PLAIN = re.compile(r'<(span|div) class="arithmatex" data-tex="([^"]*)">.*?</\1>([、，。；：！？）》」』]?)', re.S)
-# latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, spaced and read as one;
-# a function name is an identifier (MathML: <mi>), like the <mi>exp</mi> of \exp
+PLAIN = re.compile(
+    r'<(span|div) class="arithmatex" data-tex="([^"]*)">.*?</\1>([、，。；：！？）》」』]?)', re.S
+)
+# latex2mathml writes \operatorname{softmax} as an operator, <mo>softmax</mo>, spaced and read as
+# one; a function name is an identifier (MathML: <mi>), like the <mi>exp</mi> of \exp
 OPERATOR_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
-# a function name (sin, ln, max_j) before its argument: MathML's function application, spaced as TeX spaces it
-FUNCTION = re.compile(r"(<mi>[A-Za-z]{2,}</mi>|<msub><mi>[A-Za-z]{2,}</mi><mi>\w</mi></msub>)(?=<m[inr]|<msub|<msup)")
+# a function name (sin, ln, max_j) before its argument: MathML's function application, spaced as
+# TeX spaces it
+FUNCTION = re.compile(
+    r"(<mi>[A-Za-z]{2,}</mi>|<msub><mi>[A-Za-z]{2,}</mi><mi>\w</mi></msub>)(?=<m[inr]|<msub|<msup)"
+)
 APPLY = '<mo lspace="0" rspace="0.1667em">&#x2061;</mo>'
 MATH = re.compile(r"(<math\b[^>]*)>(.*)(</math>)", re.S)
 WITH_TEX = re.compile(r'<math\b[^>]*\bdata-tex="([^"]*)"[^>]*>.*?</math>', re.S)
@@ -35,7 +43,8 @@ TAG = re.compile(r"<(/?)mrow>")
 
 
 def _unwrapped(content: str) -> str:
-    """The content without an <mrow> around all of it: <math> already groups its children as one row."""
+    """The content without an <mrow> around all of it: <math> already groups its children as one
+    row."""
     if not (content.startswith("<mrow>") and content.endswith("</mrow>")):
         return content
     depth = 0
@@ -48,9 +57,9 @@ def _unwrapped(content: str) -> str:
 
 @lru_cache(maxsize=4096)
 def mathml(tex: str, display: str) -> str:
-    """The MathML of one formula. Its TeX rides along in a ``data-tex`` attribute (an attribute, not an
-    ``<annotation>``: every element costs the browser style and layout time), so that places that need text (the
-    search index, link previews) can write the formula out: ``plain_html``."""
+    """The MathML of one formula. Its TeX rides along in a ``data-tex`` attribute (an attribute, not
+    an ``<annotation>``: every element costs the browser style and layout time), so that places that
+    need text (the search index, link previews) can write the formula out: ``plain_html``."""
     try:
         converted = convert(tex, display=display)
     except Exception as error:  # latex2mathml raises its own error types for TeX it cannot read
@@ -67,8 +76,13 @@ def typeset(content: str) -> str:
 
     def formula(m: re.Match) -> str:
         typeset = mathml(html.unescape(m[2]), "block" if m[1] == "div" else "inline")
-        # Chinese punctuation after an inline formula stays on its line (a line never starts with "、")
-        return f'<span class="nowrap">{typeset}{m[3]}</span>' if m[3] and m[1] == "span" else typeset + m[3]
+        # Chinese punctuation after an inline formula stays on its line (a line never starts with
+        # "、")
+        return (
+            f'<span class="nowrap">{typeset}{m[3]}</span>'
+            if m[3] and m[1] == "span"
+            else typeset + m[3]
+        )
 
     return PLAIN.sub(formula, content)
 
@@ -79,20 +93,25 @@ def plain_formulas(content: str) -> str:
     def plain_element(element: str, tex: str) -> str:
         tex = html.unescape(tex).strip()
         text = plain_tex(tex, markup=True)
-        return f'<{element} class="arithmatex" data-tex="{html.escape(tex, quote=True)}">{text}</{element}>'
+        return (
+            f'<{element} class="arithmatex" '
+            f'data-tex="{html.escape(tex, quote=True)}">{text}</{element}>'
+        )
 
     content = DISPLAY.sub(lambda m: plain_element("div", m[1]), content)
     return INLINE.sub(lambda m: plain_element("span", m[1]), content)
 
 
-# --- notebook pages -------------------------------------------------------------------------------------------
+# --- notebook pages
+# -------------------------------------------------------------------------------------------
 
 MARKDOWN_CELL = re.compile(r'(data-mime-type="text/markdown">)(.*?)(</div>)', re.S)
 TEX = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
 
 
 def typeset_notebook(content: str) -> str:
-    """The TeX of a notebook page's Markdown cells (nbconvert leaves ``$...$`` as text) as MathML."""
+    """The TeX of a notebook page's Markdown cells (nbconvert leaves ``$...$`` as text) as
+    MathML."""
 
     def cell(match: re.Match) -> str:
         def formula(m: re.Match) -> str:
@@ -104,9 +123,13 @@ def typeset_notebook(content: str) -> str:
     return MARKDOWN_CELL.sub(cell, content)
 
 
-# --- plain text -------------------------------------------------------------------------------------------------
+# --- plain text
+# -------------------------------------------------------------------------------------------------
 
-NAMES = "cdot times neq ne le leq ge geq approx sum dots ldots cdots to infty pm partial in top theta omega delta"
+NAMES = (
+    "cdot times neq ne le leq ge geq approx sum dots ldots cdots to infty pm partial in top "
+    "theta omega delta"
+)
 SYMBOLS = dict(zip(NAMES.split(), "·×≠≠≤≤≥≥≈Σ……⋯→∞±∂∈ᵀθωδ", strict=True))
 SYMBOLS.update(quad=" ", left="", right="")  # \exp, \sin, \max...: their names
 ARGUMENT = r"\{((?:[^{}]|\{[^{}]*\})*)\}"
@@ -119,8 +142,8 @@ FRAC = re.compile(r"\\frac" + ARGUMENT + ARGUMENT)
 
 
 def _script(mark: str, body: str, markup: bool) -> str:
-    """A sub- or superscript in Unicode (ₖ, ᴼ); else (a word, d_model; a letter Unicode lacks, W^Q) as TeX, or as
-    ``<sub>``/``<sup>`` in ``markup``."""
+    """A sub- or superscript in Unicode (ₖ, ᴼ); else (a word, d_model; a letter Unicode lacks, W^Q)
+    as TeX, or as ``<sub>``/``<sup>`` in ``markup``."""
     if all(c in SCRIPTS[mark] for c in body):
         return body.translate(str.maketrans(SCRIPTS[mark], UNICODE[mark]))
     if markup and not (len(body) > 1 and body.isalpha()):
@@ -129,7 +152,8 @@ def _script(mark: str, body: str, markup: bool) -> str:
 
 
 def plain_tex(tex: str, markup: bool = False) -> str:
-    """One formula as text: √dₖ, X Xᵀ, d_model × dₖ, Wᴼ; W^Q (W<sup>Q</sup> with ``markup``, which returns HTML)."""
+    """One formula as text: √dₖ, X Xᵀ, d_model × dₖ, Wᴼ; W^Q (W<sup>Q</sup> with ``markup``, which
+    returns HTML)."""
     text = WRAPPERS.sub(lambda m: m[1], html.escape(tex, quote=False) if markup else tex)
     text = re.sub(r"\^\\top(?![A-Za-z])|\^\{\\top\}", "ᵀ", text).replace("-", "−")
     text = SCRIPT.sub(lambda m: _script(m[1], m[2] if m[2] is not None else m[3], markup), text)
@@ -151,7 +175,8 @@ def plain(text: str, markup: bool = False) -> str:
 
 
 def plain_html(content: str) -> str:
-    """HTML with each formula (MathML) replaced by its plain text: for the search index and link previews."""
+    """HTML with each formula (MathML) replaced by its plain text: for the search index and link
+    previews."""
     return WITH_TEX.sub(lambda m: html.escape(plain_tex(html.unescape(m[1])), quote=False), content)
 
 

@@ -1,9 +1,11 @@
-"""Link previews: OpenGraph and Twitter card data for every page, and its card image (``qkvsite.cards``).
+"""Link previews: OpenGraph and Twitter card data for every page, and its card image
+(``qkvsite.cards``).
 
-The image (1200 x 630 PNG, ``cards/<page>.png`` in each language's root) shows the page title and the site's name; the
-build draws the missing ones before its first pass (``qkvsite.hooks.notebooks.prepare``). ``overrides/main.html``
-writes the meta tags from ``page.meta["qkv_card"]``; the page description (also Material's ``<meta
-name="description">``) is the page's first paragraph.
+The image (1200 x 630 PNG, ``cards/<page>.png`` in each language's root) shows the page title and
+the site's name; the build draws the missing ones before its first pass
+(``qkvsite.hooks.notebooks.prepare``). ``overrides/main.html`` writes the meta tags from
+``page.meta["qkv_card"]``; the page description (also Material's ``<meta name="description">``)
+is the page's first paragraph.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from qkvsite.hooks.math import plain, plain_html
 
 
 def site_names(config) -> dict[str, str]:
-    """Each language's site name: mkdocs-static-i18n gives a language the one it configures, if any."""
+    """Each language's site name: mkdocs-static-i18n gives a language the one it configures, if
+    any."""
     i18n = config.plugins.get("i18n")
-    names = {language.locale: language.site_name for language in i18n.config.languages} if i18n else {}
+    names = (
+        {language.locale: language.site_name for language in i18n.config.languages} if i18n else {}
+    )
     return {lang: names.get(lang) or config.site_name for lang in site.languages()}
 
 
@@ -37,7 +42,8 @@ def every_card(config) -> list[tuple[str, str, str]]:
 
 
 def page_title(file: File) -> str:
-    """The page's title; a notebook page (notebooks/<chapter>.<lang>.ipynb) has its chapter page's."""
+    """The page's title; a notebook page (notebooks/<chapter>.<lang>.ipynb) has its chapter
+    page's."""
     path = Path(file.abs_src_path)
     return Page(site.DOCS / f"{path.stem}.md" if path.suffix == ".ipynb" else path).title
 
@@ -47,14 +53,18 @@ def add_card_files(files, config) -> None:
     lang = building(config)
     for file in list(files.documentation_pages()):
         url = file.url.removeprefix(site.url_prefix(lang))
-        image = File.generated(config, card_path(url), content=png(page_title(file), config.site_name, lang))
+        image = File.generated(
+            config, card_path(url), content=png(page_title(file), config.site_name, lang)
+        )
         image.dest_uri = site.url_prefix(lang) + image.dest_uri
         files.append(image)
 
 
 def first_paragraph(content: str, limit: int) -> str:
     match = re.search(r"<p>(.*?)</p>", content, re.S)
-    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", plain_html(match[1]) if match else "")).split())
+    text = " ".join(
+        html.unescape(re.sub(r"<[^>]+>", "", plain_html(match[1]) if match else "")).split()
+    )
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -68,7 +78,9 @@ def describe_page(content: str, page, config) -> None:
     # a chapter's front matter describes it; other pages are described by their first paragraph.
     # Material writes page.meta.description into <meta name="description"> as it is: escape it here
     # formulas ($...$) and code spans of a description become plain text
-    described = plain(page.meta.get("description", "")) or first_paragraph(content, 120 if lang == "zh" else 200)
+    described = plain(page.meta.get("description", "")) or first_paragraph(
+        content, 120 if lang == "zh" else 200
+    )
     described = described.replace("`", "")
     page.meta["description"] = html.escape(described[:1].upper() + described[1:])
     url = page.url.removeprefix(site.url_prefix(lang))

@@ -1,9 +1,10 @@
 """The Verification page and the footer's claim, both generated from the committed records.
 
-``verification/records/*.json`` are written by test runs (``qkvsite.records``). The footer says which devices and
-torch versions ran every page block as the pages are now (``records.proves``), and "GPU: not yet run" until a CUDA
-record does; the Verification page lists the records themselves in place of the line ``<!-- verification-records
--->``, each marked with whether it ran these pages.
+``verification/records/*.json`` are written by test runs (``qkvsite.records``). The footer says
+which devices and torch versions ran every page block as the pages are now (``records.proves``),
+and "GPU: not yet run" until a CUDA record does; the Verification page lists the records
+themselves in place of the line ``<!-- verification-records -->``, each marked with whether it
+ran these pages.
 """
 
 from qkvsite import config as site
@@ -15,10 +16,7 @@ PLACEHOLDER = "<!-- verification-records -->"
 
 # each text in the two languages, (Chinese, English), or one string for both
 TEXT = {
-    "device": {
-        "cpu": "CPU",
-        "cuda": ("GPU（CUDA）", "GPU (CUDA)"),
-    },
+    "device": {"cpu": "CPU", "cuda": ("GPU（CUDA）", "GPU (CUDA)")},
     "all": (
         "{device} 上每段代码都已运行并核对输出：torch {versions}",
         "Every code block has run on {device} with its output checked: torch {versions}",
@@ -41,10 +39,7 @@ TEXT = {
         "| 日期 | 设备 | torch | Python | 代码块 | 当前代码 | 提交 | 运行于 |",
         "| Date | Device | torch | Python | Blocks | Current code | Commit | Run on |",
     ),
-    "current": {
-        True: ("是", "yes"),
-        False: ("否（较早的版本）", "no (an earlier version)"),
-    },
+    "current": {True: ("是", "yes"), False: ("否（较早的版本）", "no (an earlier version)")},
     "blocks": ("{passed} 通过", "{passed} passed"),
     "failed": ("，{failed} 失败", ", {failed} failed"),
     "skipped": ("，{skipped} 跳过（需要更新的 torch）", ", {skipped} skipped (need a newer torch)"),
@@ -67,7 +62,11 @@ def claim(lang: str, recs: list[dict], current: dict) -> dict:
             ran = any(r["device"] == device and records.passed(r) for r in recs)
             parts.append(text["none_current" if ran else "none"].format(device=name))
             continue
-        part = text["all"].format(device=name, versions=text["and"].join(proven["all"])) if proven["all"] else ""
+        part = (
+            text["all"].format(device=name, versions=text["and"].join(proven["all"]))
+            if proven["all"]
+            else ""
+        )
         if proven["all_but_newer"]:
             rest = text["all_but_newer"].format(versions=text["and"].join(proven["all_but_newer"]))
             part = part + text["aside"].format(rest) if part else rest
@@ -108,8 +107,8 @@ def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
             link += " +"
         torch_version = rec["torch"].split("+")[0]
         rows.append(
-            f"| {rec['date'][:10]} | {device(rec, lang)} | {torch_version} | {rec['python']} | {blocks(rec, lang)} "
-            f"| {text['current'][records.proves(rec, current)]} | {link} "
+            f"| {rec['date'][:10]} | {device(rec, lang)} | {torch_version} | {rec['python']} | "
+            f"{blocks(rec, lang)} | {text['current'][records.proves(rec, current)]} | {link} "
             f"| {text['runner'].get(rec['runner'], rec['runner'])} |"
         )
     return "\n".join(rows)
@@ -122,10 +121,12 @@ def set_claim(config, pages: dict) -> None:
 
 
 def add_records(markdown: str, page, config, pages: dict) -> str:
-    """The Verification page's table of records, each marked with whether it ran ``pages``, in place of its
-    placeholder line."""
+    """The Verification page's table of records, each marked with whether it ran ``pages``, in place
+    of its placeholder line."""
     if site.page_name(page.file.src_uri) != "verification":
         return markdown
     if PLACEHOLDER not in markdown:
         raise ValueError(f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the records go")
-    return markdown.replace(PLACEHOLDER, table(building(config), records.load_all(), pages, config.repo_url))
+    return markdown.replace(
+        PLACEHOLDER, table(building(config), records.load_all(), pages, config.repo_url)
+    )

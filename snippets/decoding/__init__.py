@@ -1,1 +1,1 @@
-"""Chapter 7: decoding, causal masks and the KV cache (docs/decoding.*.md)."""
+"""Chapter 8: decoding, causal masks and the KV cache (docs/decoding.*.md)."""

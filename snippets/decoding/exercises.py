@@ -1,4 +1,4 @@
-"""Chapter 7's exercises: chunked prefill; one new token needs no mask."""
+"""Chapter 8's exercises: chunked prefill; one new token needs no mask."""
 
 # ruff: noqa: E402
 import torch

@@ -1,4 +1,4 @@
-"""Chapter 8's exercises: merging two partial results; a rolling KV cache."""
+"""Chapter 9's exercises: merging two partial results; a rolling KV cache."""
 
 # ruff: noqa: E402  (each section imports what it uses: it runs alone)
 

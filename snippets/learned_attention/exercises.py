@@ -1,4 +1,4 @@
-"""Chapter 9's exercises: copying without positions; sinusoidal positions."""
+"""Chapter 7's exercises: copying without positions; sinusoidal positions."""
 
 # ruff: noqa: E402
 import torch

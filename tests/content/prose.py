@@ -1,7 +1,8 @@
-"""Measures the English prose of the built pages: sentence length, and sentences that talk about the proof.
+"""Measures the English prose of the built pages: sentence length, and sentences that talk about the
+proof.
 
-Only body text counts: paragraphs and list items of the article, not admonitions, collapsed boxes, figures,
-tables or code. Each formula and each piece of inline code counts as one word.
+Only body text counts: paragraphs and list items of the article, not admonitions, collapsed
+boxes, figures, tables or code. Each formula and each piece of inline code counts as one word.
 
     .venv/bin/python -m tests.prose [SITE_DIR]     # a table per page, after `make build`
 """
@@ -36,29 +37,36 @@ LONG = 35
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|ch|Fig|fig|Eq|eq|No|approx|al)\.$")
 _END = re.compile(r"(?<=[.!?])[\"”’)]*\s+(?=[\"“‘(]?[A-Z0-9`$])")
 
-# A sentence talks about the proof when it speaks of the site's tests, its build, its records or this machine.
+# A sentence talks about the proof when it speaks of the site's tests, its build, its records or
+# this machine.
 PROOF_TALK = re.compile(
-    r"\b(the tests?|our tests?|site's tests|tests (assert|check|run|repeat|show|compare)|test suite|pytest"
+    r"\b(the tests?|our tests?|site's tests|tests (assert|check|run|repeat|show|compare)|test "
+    r"suite|pytest"
     r"|the build|when the site is built|verification records?|records? (show|of)|CI"
-    r"|this (machine|CPU|computer)|we (observed|measured)|(has|have) not (been )?(measured|checked|run))\b",
+    r"|this (machine|CPU|computer)|we (observed|measured)|(has|have) not (been "
+    r")?(measured|checked|run))\b",
     re.IGNORECASE,
 )
 # ...but not when "test" is the reader's word: a test set, test accuracy.
-_NOT_PROOF = re.compile(r"\bthe test (set|data|sequences?|accuracy|loss|example)s?\b", re.IGNORECASE)
+_NOT_PROOF = re.compile(
+    r"\bthe test (set|data|sequences?|accuracy|loss|example)s?\b", re.IGNORECASE
+)
 
 
 def body_text(html: str) -> list[str]:
     """The article's body paragraphs and list items, formulas and inline code as one word each."""
     article = BeautifulSoup(html, "html.parser").find("article")
-    references = article.find(lambda tag: tag.name == "h2" and tag.get_text().startswith("References"))
+    references = article.find(
+        lambda tag: tag.name == "h2" and tag.get_text().startswith("References")
+    )
     while references is not None and references.find_next_sibling() is not None:
         following = references.find_next_sibling()
         if following.name == "h2":
             break
         following.decompose()
     for skipped in article.select(
-        ".admonition, details, figure, table, .highlight, pre, .md-source-file, "
-        ".headerlink, .md-content__button, h1, h2, h3, h4"
+        ".admonition, details, figure, table, .highlight, pre, .md-source-file, .headerlink, "
+        ".md-content__button, h1, h2, h3, h4"
     ):
         skipped.decompose()
     for atom in article.select("math, code, .arithmatex"):
@@ -118,7 +126,10 @@ def main(site: Path) -> None:
     everything = [words(s) for page in LESSONS for s in page_sentences(site, page)]
     print(f"{'page':22} {'sentences':>9} {'mean':>6} {'>35':>6} {'proof':>6}")
     for page, row in table.items():
-        print(f"{page:22} {row['sentences']:9} {row['mean']:6.1f} {row['long']:6.1%} {len(row['proof']):6}")
+        print(
+            f"{page:22} {row['sentences']:9} {row['mean']:6.1f} {row['long']:6.1%} "
+            f"{len(row['proof']):6}"
+        )
     print(
         f"{'all':22} {len(everything):9} {sum(everything) / len(everything):6.1f} "
         f"{sum(n > LONG for n in everything) / len(everything):6.1%} "

@@ -1,5 +1,6 @@
-"""Chinese typesetting (qkvsite.hooks.cjk, qkvsite.hooks.math): no space where a source line breaks between two
-Chinese characters, upright captions, and no line that starts with Chinese punctuation after a formula."""
+"""Chinese typesetting (qkvsite.hooks.cjk, qkvsite.hooks.math): no space where a source line breaks
+between two Chinese characters, upright captions, and no line that starts with Chinese punctuation
+after a formula."""
 
 import re
 
@@ -14,14 +15,21 @@ ZH_PAGES = [page for page in config.source_pages() if config.language_of(page) =
 
 
 def test_a_line_break_between_chinese_characters_is_joined_outside_code():
-    markdown = "## 标题\n正文第一行，\n第二行。\n\n```python\n# 中文\n# 注释\n```\n    缩进，\n    继续\nEnglish\n中文"
+    markdown = (
+        "## 标题\n正文第一行，\n第二行。\n\n```python\n# 中文\n# 注释\n```\n    缩进，\n    "
+        "继续\nEnglish\n中文"
+    )
     assert join_cjk_lines(markdown) == (
-        "## 标题\n正文第一行，第二行。\n\n```python\n# 中文\n# 注释\n```\n    缩进，继续\nEnglish\n中文"
+        "## 标题\n正文第一行，第二行。\n\n```python\n# 中文\n# 注释\n```\n    "
+        "缩进，继续\nEnglish\n中文"
     )
 
 
 def test_chinese_punctuation_after_an_inline_formula_cannot_start_a_line():
-    html = typeset('<p>矩阵 <span class="arithmatex">\\(Q\\)</span>、<span class="arithmatex">\\(K\\)</span> 和</p>')
+    html = typeset(
+        '<p>矩阵 <span class="arithmatex">\\(Q\\)</span>、<span class="arithmatex">\\(K\\)</span> '
+        "和</p>"
+    )
     assert re.search(r'<span class="nowrap"><math [^>]*>.*?</math>、</span>', html)
     assert html.count('class="nowrap"') == 1  # only where punctuation follows
 
@@ -33,7 +41,8 @@ def test_no_chinese_page_shows_a_space_from_a_source_line_break(site, page):
     html = (site / url / "index.html").read_text(encoding="utf-8")
     article = html[html.index("<article") : html.index("</article>")]
     article = re.sub(r"<pre\b.*?</pre>", "", article, flags=re.S)  # code keeps its lines
-    # two characters with only a line break between them, no tag: one paragraph's text, shown with a space
+    # two characters with only a line break between them, no tag: one paragraph's text, shown with
+    # a space
     assert not re.findall(f".{{0,8}}[{CJK}]\\n\\s*[{CJK}].{{0,8}}", article)
 
 

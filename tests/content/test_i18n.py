@@ -12,7 +12,7 @@ from qkvsite.config import DOCS
 from qkvsite.config import NOTEBOOKS_SECTION as NOTEBOOKS
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain, plain_html
-from tests.test_math import as_written_before
+from tests.content.test_math import as_written_before
 
 LANGS = ["zh", "en"]
 slugify = slugs(case="lower")  # mkdocs.yml's toc slugify
@@ -48,10 +48,13 @@ def markers(md):
 
 
 def explicit_anchors(md):
-    """The anchors both editions share: ``{#q8}``, ``{ #q8 data-toc-label="..." }``. A heading with a formula that
-    keeps the anchor its text gave it (tests/test_math.py) keeps its own edition's anchor."""
+    """The anchors both editions share: ``{#q8}``, ``{ #q8 data-toc-label="..." }``. A heading with
+    a formula that keeps the anchor its text gave it (tests/content/test_math.py) keeps its own
+    edition's anchor."""
     anchors = []
-    for text, anchor, label in re.findall(r'^#* ?(.*?) ?\{ ?#([\w-]+)(?: data-toc-label="([^"]*)")? ?\}', md, re.M):
+    for text, anchor, label in re.findall(
+        r'^#* ?(.*?) ?\{ ?#([\w-]+)(?: data-toc-label="([^"]*)")? ?\}', md, re.M
+    ):
         if not label or anchor != slugify(as_written_before(plain(text).replace("`", "")), "-"):
             anchors.append(anchor)
     return anchors
@@ -83,7 +86,9 @@ def test_every_figure_has_alt_text_and_a_caption_in_both_editions(name):
         md = text(name, lang)
         for match in re.finditer(r"!\[([^\]]*)\]\(figures/[^)]+\)\n(.*)", md):
             assert match.group(1).strip(), f"{name}.{lang}.md: a figure has no alt text"
-            assert match.group(2).strip() == "/// caption", f"{name}.{lang}.md: {match.group(0)[:60]}"
+            assert match.group(2).strip() == "/// caption", (
+                f"{name}.{lang}.md: {match.group(0)[:60]}"
+            )
 
 
 def test_links_to_anchors_point_at_anchors_of_the_same_language():
@@ -120,13 +125,16 @@ def test_each_chapter_is_numbered_in_registry_order_and_describes_itself(lang):
     for number, chapter in enumerate(config.chapters(), start=1):
         page = Page(DOCS / f"{chapter}.{lang}.md")
         assert page.title.startswith(f"{number}. "), f"{chapter}.{lang}.md: {page.title}"
-        assert page.meta.get("description"), f"{chapter}.{lang}.md has no description in its front matter"
+        assert page.meta.get("description"), (
+            f"{chapter}.{lang}.md has no description in its front matter"
+        )
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_home_page_lists_every_chapter_with_its_description(site, lang):
     home = (site / config.url_prefix(lang) / "index.html").read_text(encoding="utf-8")
-    # the home page as text, its formulas (MathML) written out plainly; so is each description, with its code spans
+    # the home page as text, its formulas (MathML) written out plainly; so is each description, with
+    # its code spans
     text = html.unescape(re.sub(r"<[^>]+>", "", plain_html(home)))
     for chapter in config.chapters():
         page = Page(DOCS / f"{chapter}.{lang}.md")
@@ -139,7 +147,9 @@ def first_heading(name, lang):
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_nav_lists_each_chapter_and_its_notebook_under_the_chapter_title_of_its_language(site, lang):
+def test_nav_lists_each_chapter_and_its_notebook_under_the_chapter_title_of_its_language(
+    site, lang
+):
     home = (site / config.url_prefix(lang) / "index.html").read_text(encoding="utf-8")
     nav = html.unescape(home[home.index("md-nav--primary") : home.index('<div class="md-content"')])
     for chapter in config.chapters():
@@ -162,7 +172,8 @@ def test_glossary_lists_the_same_terms_in_both_editions():
 
 @pytest.mark.parametrize("name", [n for n in PAGES if n != "glossary"])
 def test_pages_use_the_glossary_terms_in_both_editions(name):
-    zh, en = text(name, "zh"), " ".join(text(name, "en").split()).lower()  # a term may wrap across lines
+    # a term may wrap across lines
+    zh, en = (text(name, "zh"), " ".join(text(name, "en").split()).lower())
 
     def uses(term):  # 点积 inside 缩放点积注意力 is the longer term, not this one
         longer = [z for z, _ in glossary() if term in z and z != term]
@@ -188,15 +199,24 @@ def test_each_language_has_its_own_search_index(site):
     zh_pages = {d["location"].split("#")[0] for d in zh["docs"]}
     en_pages = {d["location"].split("#")[0] for d in en["docs"]}
     assert zh_pages == en_pages  # same pages, each index relative to its own edition
-    assert all(re.search(r"[\u4e00-\u9fff]", d["title"] + d["text"]) for d in zh["docs"] if d["location"] == "")
+    assert all(
+        re.search(r"[\u4e00-\u9fff]", d["title"] + d["text"])
+        for d in zh["docs"]
+        if d["location"] == ""
+    )
     assert not any(re.search(r"[\u4e00-\u9fff]{4,}", d["title"]) for d in en["docs"])
-    # each index is searched with its own language's pipeline only (English words unstemmed: qkvsite.hooks.search)
+    # each index is searched with its own language's pipeline only (English words unstemmed:
+    # qkvsite.hooks.search)
     assert zh["config"]["lang"] == ["zh"] and en["config"]["lang"] == ["en"]
-    assert en["config"]["pipeline"] == ["stopWordFilter", "trimmer"] and zh["config"]["pipeline"] == []
+    assert (
+        en["config"]["pipeline"] == ["stopWordFilter", "trimmer"] and zh["config"]["pipeline"] == []
+    )
     # a notebook page is one entry: the chapter's results do not come twice
     for index in (zh, en):
         notebook_entries = [d for d in index["docs"] if d["location"].startswith("notebooks/")]
-        assert sorted(d["location"] for d in notebook_entries) == sorted(f"notebooks/{c}/" for c in config.chapters())
+        assert sorted(d["location"] for d in notebook_entries) == sorted(
+            f"notebooks/{c}/" for c in config.chapters()
+        )
 
 
 def test_reference_lists_are_left_out_of_the_search_index_and_the_exercises_are_in(site):
@@ -225,7 +245,9 @@ def test_each_language_has_its_own_404_page(site, path, lang, title):
 
 
 @pytest.mark.site
-def test_every_page_has_the_same_number_of_headings_in_both_editions_for_the_language_switcher(site):
+def test_every_page_has_the_same_number_of_headings_in_both_editions_for_the_language_switcher(
+    site,
+):
     import json
 
     from qkvsite import config

@@ -1,4 +1,5 @@
-"""The learner's path: the home page's first screen, the reading times, the notation table and the corrections."""
+"""The learner's path: the home page's first screen, the reading times, the notation table and the
+corrections."""
 
 import re
 
@@ -22,7 +23,8 @@ def first_screen(lang):
     return text("index", lang).split("\n## ", 1)[0]
 
 
-# --- reading time ----------------------------------------------------------------------------------------------
+# --- reading time
+# ----------------------------------------------------------------------------------------------
 
 
 def test_words_are_counted_in_the_text_only():
@@ -43,7 +45,8 @@ many words that the reader does not read
 
 - not counted either
 """
-    # the title "1. A title", then "Two words, `code` and $d_k$ a link": a code span or a formula is one word
+    # the title "1. A title", then "Two words, `code` and $d_k$ a link": a code span or a formula
+    # is one word
     assert hook.count_words(page) == 3 + 7
 
 
@@ -71,10 +74,17 @@ def test_chapter_list_gives_each_chapter_its_reading_time(lang):
         assert hook.MINUTES[lang].format(hook.reading_minutes(chapter)) in line
 
 
-# --- the first screen ------------------------------------------------------------------------------------------
+# --- the first screen
+# ------------------------------------------------------------------------------------------
 
 FIRST_SCREEN = {
-    "en": ["For programmers", "Python", "PyTorch tensors", "matrix product", "Start with chapter 1"],
+    "en": [
+        "For programmers",
+        "Python",
+        "PyTorch tensors",
+        "matrix product",
+        "Start with chapter 1",
+    ],
     "zh": ["程序员", "Python", "PyTorch 张量", "矩阵乘法", "从第 1 章开始"],
 }
 
@@ -92,7 +102,10 @@ def test_home_page_first_screen_has_audience_prerequisites_time_start_link_and_a
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_home_page_says_that_code_and_outputs_are_in_english(lang):
-    said = {"en": "code, comments and printed outputs are in English", "zh": "代码、注释和打印的输出都是英文"}
+    said = {
+        "en": "code, comments and printed outputs are in English",
+        "zh": "代码、注释和打印的输出都是英文",
+    }
     assert said[lang] in text("index", lang)
 
 
@@ -104,9 +117,12 @@ def test_home_page_figure_is_one_the_build_draws():
             assert name in declared()
 
 
-# --- the notation table ----------------------------------------------------------------------------------------
+# --- the notation table
+# ----------------------------------------------------------------------------------------
 
-SYMBOLS = r"$L$ $L_q$ $L_k$ $B$ $d_{\text{model}}$ $H$ $d_k$ $d_v$ $d$ $G$ $S$ $A$ $Z$ $i$ $j$ $m$".split()
+SYMBOLS = (
+    r"$L$ $L_q$ $L_k$ $B$ $d_{\text{model}}$ $H$ $d_k$ $d_v$ $d$ $G$ $S$ $A$ $Z$ $i$ $j$ $m$"
+).split()
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -121,17 +137,22 @@ def test_glossary_has_the_notation_table(lang):
         assert re.search(rf"(?<![\w$]){other}(?![\w$])", table), other
 
 
-@pytest.mark.parametrize("term", ["token", "logits", "embedding", "pre-norm", "positional encoding"])
+@pytest.mark.parametrize(
+    "term", ["token", "logits", "embedding", "pre-norm", "positional encoding"]
+)
 def test_glossary_defines_the_terms_learners_meet(term):
     assert re.search(rf"^\| [^|]+ \| {term} \| ", text("glossary", "en"), re.M)
 
 
 def test_glossary_positional_encoding_covers_rope_and_alibi():
-    row = next(line for line in text("glossary", "en").split("\n") if "| positional encoding |" in line)
+    row = next(
+        line for line in text("glossary", "en").split("\n") if "| positional encoding |" in line
+    )
     assert "RoPE" in row and "ALiBi" in row and "Q and K" in row and "scores" in row
 
 
-# --- corrections -----------------------------------------------------------------------------------------------
+# --- corrections
+# -----------------------------------------------------------------------------------------------
 
 HEADING = re.compile(r"^(#{2,6}) (.*?)(?: \{ ?#([\w-]+)[^}]*\})?$", re.M)
 
@@ -162,7 +183,9 @@ def test_corrections_link_anchors_that_exist(lang):
 
 
 def test_corrections_come_after_the_faq_and_the_bug_gallery_and_before_the_glossary_in_the_nav():
-    nav = [next(iter(item)) if isinstance(item, dict) else item for item in config.mkdocs_yml()["nav"]]
+    nav = [
+        next(iter(item)) if isinstance(item, dict) else item for item in config.mkdocs_yml()["nav"]
+    ]
     assert nav.index("FAQ") + 1 == nav.index("bug-gallery.md") == nav.index("corrections.md") - 1
     assert nav.index("corrections.md") == nav.index("glossary.md") - 1
 

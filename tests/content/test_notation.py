@@ -1,8 +1,9 @@
-"""The site's one notation (the glossary's table) is kept: no page, snippet comment or figure uses a retired symbol.
+"""The site's one notation (the glossary's table) is kept: no page, snippet comment or figure uses a
+retired symbol.
 
-Retired: d_head and E/H for the head width (it is d_k), n for the sequence length (it is L, or L_q and L_k),
-h for the number of heads (it is H), S for anything but the scores (the number of keys is L_k), E for the model
-width (it is d_model; `embed_dim` stays PyTorch's argument name).
+Retired: d_head and E/H for the head width (it is d_k), n for the sequence length (it is L, or
+L_q and L_k), h for the number of heads (it is H), S for anything but the scores (the number of
+keys is L_k), E for the model width (it is d_model; `embed_dim` stays PyTorch's argument name).
 """
 
 import re
@@ -10,20 +11,24 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The glossary names the retired forms in its notation table, so it is the one page left out.
 PAGES = sorted(p for p in (ROOT / "docs").glob("*.md") if not p.name.startswith("glossary."))
-CODE = sorted((ROOT / "snippets").rglob("*.py")) + sorted((ROOT / "qkvsite" / "figures").glob("*.py"))
+CODE = sorted((ROOT / "snippets").rglob("*.py")) + sorted(
+    (ROOT / "qkvsite" / "figures").glob("*.py")
+)
 
 # Anywhere: prose, formulas, comments, labels.
 ANYWHERE = {
     "d_head (the head width is d_k)": re.compile(r"\bd_\{?(\\(text|mathrm)\{)?head\b|\bd_head\b"),
     "E/H (the head width is d_k)": re.compile(r"\bE\s*/\s*H\b|\\frac\{E\}\{H\}"),
     "n_q, n_kv (the lengths are L_q and L_k)": re.compile(r"\bn_\{?(q|k|kv)\b"),
-    "L, S for queries and keys (the lengths are L_q and L_k)": re.compile(r"\b(L|N)\s*(\\neq|≠|!=|=)\s*S\b"),
+    "L, S for queries and keys (the lengths are L_q and L_k)": re.compile(
+        r"\b(L|N)\s*(\\neq|≠|!=|=)\s*S\b"
+    ),
 }
-# A bare symbol inside a formula ($...$) or a shape tuple, e.g. `(n, d_k)`: letters that are not part of a word,
-# a command (\sin) or a subscript (W_h).
+# A bare symbol inside a formula ($...$) or a shape tuple, e.g. `(n, d_k)`: letters that are not
+# part of a word, a command (\sin) or a subscript (W_h).
 _BARE = r"(?<![\\\w{{]){}(?![\w])"
 IN_FORMULAS = {
     "n (the sequence length is L)": re.compile(_BARE.format("n")),
@@ -31,7 +36,8 @@ IN_FORMULAS = {
     "E (the model width is d_model)": re.compile(_BARE.format("E")),
 }
 _FORMULA = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.DOTALL)
-_SHAPE = re.compile(r"\((?:[\w\s\\{}*+/·.-]+,\s*)+[\w\s\\{}*+/·.-]+\)")  # (a, b, ...), tuple of sizes
+# (a, b, ...), tuple of sizes
+_SHAPE = re.compile(r"\((?:[\w\s\\{}*+/·.-]+,\s*)+[\w\s\\{}*+/·.-]+\)")
 
 
 def _formulas(text: str) -> list[str]:
@@ -48,16 +54,23 @@ def _comments_and_strings(source: str) -> str:
 
 
 def _retired(text: str) -> list[str]:
-    found = [f"{name}: {m.group(0)!r}" for name, rule in ANYWHERE.items() for m in rule.finditer(text)]
+    found = [
+        f"{name}: {m.group(0)!r}" for name, rule in ANYWHERE.items() for m in rule.finditer(text)
+    ]
     for formula in _formulas(text):
-        found += [f"{name}: {formula!r}" for name, rule in IN_FORMULAS.items() if rule.search(formula)]
+        found += [
+            f"{name}: {formula!r}" for name, rule in IN_FORMULAS.items() if rule.search(formula)
+        ]
     return found
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_page_uses_no_retired_symbol(page):
-    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)  # code is checked below
-    assert not _retired(text), f"{page.name} uses retired notation (see the glossary's notation table)"
+    # code is checked below
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    assert not _retired(text), (
+        f"{page.name} uses retired notation (see the glossary's notation table)"
+    )
 
 
 @pytest.mark.parametrize("path", CODE, ids=lambda p: str(p.relative_to(ROOT)))
@@ -66,7 +79,8 @@ def test_snippet_comments_and_figure_labels_use_no_retired_symbol(path):
 
 
 @pytest.mark.parametrize(
-    "symbol", ["d_head", "E / H", "n_q", "L \\neq S", "$(n, d)$", "$h = 8$", "$E$", "(B, h, n, d_k)"]
+    "symbol",
+    ["d_head", "E / H", "n_q", "L \\neq S", "$(n, d)$", "$h = 8$", "$E$", "(B, h, n, d_k)"],
 )
 def test_each_retired_form_is_caught(symbol):
     assert _retired(symbol), symbol

@@ -1,10 +1,10 @@
-"""The English lessons read as lessons (tests/prose.py measures the built pages): short sentences, and no talk
-about the site's own tests, build or records in the body text (that belongs on the Verification page, in at most
-one "How we know" note per chapter)."""
+"""The English lessons read as lessons (tests/content/prose.py measures the built pages): short
+sentences, and no talk about the site's own tests, build or records in the body text (that belongs
+on the Verification page, in at most one "How we know" note per chapter)."""
 
 import pytest
 
-from tests.prose import LESSONS, LONG, page_sentences, talks_about_proof, words
+from tests.content.prose import LESSONS, LONG, page_sentences, talks_about_proof, words
 
 
 @pytest.mark.site
@@ -23,7 +23,12 @@ def test_no_lesson_page_averages_more_than_21_words_a_sentence(site, page):
 
 @pytest.mark.site
 def test_at_most_10_body_sentences_of_the_lessons_talk_about_the_proof(site):
-    found = [f"{page}: {s}" for page in LESSONS for s in page_sentences(site, page) if talks_about_proof(s)]
+    found = [
+        f"{page}: {s}"
+        for page in LESSONS
+        for s in page_sentences(site, page)
+        if talks_about_proof(s)
+    ]
     assert len(found) <= 10, "\n".join(found)
 
 
@@ -42,7 +47,7 @@ def test_proof_talk_is_told_from_the_readers_own_testing(sentence, proof):
 
 
 def test_a_sentence_ends_at_its_full_stop_but_not_at_an_abbreviation():
-    from tests.prose import sentences
+    from tests.content.prose import sentences
 
     assert sentences("Use e.g. a mask. Then softmax it. See Fig. 3 for more.") == [
         "Use e.g. a mask.",

@@ -1,13 +1,15 @@
-"""Shape comments in snippets/ are checked: each one is run and compared with the tensor's real shape.
+"""Shape comments in snippets/ are checked: each one is run and compared with the tensor's real
+shape.
 
-The convention (CONTRIBUTING.md): a comment that starts with a shape, at the end of the line that assigns a tensor,
-states that tensor's shape, in the glossary's symbols or in numbers: ``Q = w_q(X)  # (L, d_k)``, each of several
-with ``# 3 × (B, L, d_model)``. After an arrow the
-shape is the result's: ``S = Q @ K.T  # (L, d_k) @ (d_k, L) -> (L, L)``. A symbol means one size in one call of a
-function (or one run of a script): the code's own variable of that name if it has one (or PyTorch's name for it:
-``num_heads`` or ``self.num_heads`` for H, ``embed_dim`` for d_model, ``head_dim`` for d_k), or else the size it
-stood for in the first comment that used it. So every symbol of the first comment that uses it must be a variable of the
-code, or a number: then swapping two symbols in any comment is caught.
+The convention (CONTRIBUTING.md): a comment that starts with a shape, at the end of the line that
+assigns a tensor, states that tensor's shape, in the glossary's symbols or in numbers: ``Q =
+w_q(X)  # (L, d_k)``, each of several with ``# 3 × (B, L, d_model)``. After an arrow the shape is
+the result's: ``S = Q @ K.T  # (L, d_k) @ (d_k, L) -> (L, L)``. A symbol means one size in one
+call of a function (or one run of a script): the code's own variable of that name if it has one
+(or PyTorch's name for it: ``num_heads`` or ``self.num_heads`` for H, ``embed_dim`` for d_model,
+``head_dim`` for d_k), or else the size it stood for in the first comment that used it. So every
+symbol of the first comment that uses it must be a variable of the code, or a number: then
+swapping two symbols in any comment is caught.
 """
 
 import ast
@@ -20,9 +22,10 @@ from pathlib import Path
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SYMBOLS = {"B", "H", "L", "L_q", "L_k", "d_model", "d_k", "d_v", "d", "G"}  # the glossary's sizes
-# where the code keeps a size under PyTorch's name for it: a module's attribute, or a function's argument
+# where the code keeps a size under PyTorch's name for it: a module's attribute, or a function's
+# argument
 ALIASES = {
     "H": ["num_heads", "self.num_heads", "self.H"],
     "d_model": ["embed_dim", "self.embed_dim", "self.d_model"],
@@ -34,7 +37,8 @@ SHAPE = re.compile(r"#\s*(?:\d+ × )?(?:.*->\s*)?(\((?:[\w\s·*+/-]+,\s*)*[\w\s�
 
 
 def shape_comment(line: str) -> str | None:
-    """The shape a line's comment states: the comment's first tuple, or the one after its last arrow."""
+    """The shape a line's comment states: the comment's first tuple, or the one after its last
+    arrow."""
     comment = line[line.index("#") :] if "#" in line else ""
     if not re.match(r"#\s*(\d+ × )?\(", comment) and "->" not in comment:
         return None
@@ -56,11 +60,14 @@ class Checker:
     def __init__(self, name: str):
         self.name = name  # the file, as messages name it
         self.checked = 0
-        self.seen = []  # each check: line, tensor's shape, the variables, its call's sizes, those bound before it
+        # each check: line, tensor's shape, the variables, its call's sizes, those bound before it
+        self.seen = []
 
-    def __call__(self, value, shape: str, lineno: int, names: dict, bound: dict, outer: dict, reads: tuple) -> None:
-        """``names``: the variables where the tensor was assigned, and of ``outer`` (the script's) those that the
-        function reads; ``bound``: the sizes its comments gave there."""
+    def __call__(
+        self, value, shape: str, lineno: int, names: dict, bound: dict, outer: dict, reads: tuple
+    ) -> None:
+        """``names``: the variables where the tensor was assigned, and of ``outer`` (the script's)
+        those that the function reads; ``bound``: the sizes its comments gave there."""
         if not isinstance(value, torch.Tensor):
             return
         names = {**{name: outer[name] for name in reads if name in outer}, **names}
@@ -82,7 +89,8 @@ class Checker:
 
     @staticmethod
     def size(part: str, names: dict, bound: dict, where: str) -> int | None:
-        """The size a part of a comment stands for; None for a symbol not bound yet in this frame."""
+        """The size a part of a comment stands for; None for a symbol not bound yet in this
+        frame."""
         if part.isdigit():
             return int(part)
         if part in bound:
@@ -99,19 +107,23 @@ class Checker:
             raise ShapeMismatch(f"{where}: cannot read {part!r}")
         values = {n: bound.get(n, names.get(n)) for n in re.findall(r"[A-Za-z_]\w*", expression)}
         if not all(isinstance(v, int) for v in values.values()):
-            raise ShapeMismatch(f"{where}: {part!r} uses a size that neither the code nor an earlier comment gives")
+            raise ShapeMismatch(
+                f"{where}: {part!r} uses a size that neither the code nor an earlier comment gives"
+            )
         return int(eval(expression, {}, values))  # noqa: S307 (sizes and arithmetic only, matched above)
 
 
-SIZES = "__shape_sizes__"  # in every function call and the script: symbol -> size, as its comments bound them
+# in every function call and the script: symbol -> size, as its comments bound them
+SIZES = "__shape_sizes__"
 
 
 def instrument(source: str) -> tuple[ast.Module, list[tuple[int, str]]]:
-    """The script with a call of the checker after every assignment whose line has a shape comment, and those
-    comments (line, shape). ``Q, K, V = ...  # 3 × (B, L, d_model)`` checks each of the three.
+    """The script with a call of the checker after every assignment whose line has a shape comment,
+    and those comments (line, shape). ``Q, K, V = ...  # 3 × (B, L, d_model)`` checks each of the
+    three.
 
-    Each function (and the script itself) starts with an empty ``__shape_sizes__``: a symbol means one size in one
-    call."""
+    Each function (and the script itself) starts with an empty ``__shape_sizes__``: a symbol
+    means one size in one call."""
     lines, checked = source.splitlines(), []
     fresh = ast.parse(f"{SIZES} = {{}}").body[0]
 
@@ -123,8 +135,14 @@ def instrument(source: str) -> tuple[ast.Module, list[tuple[int, str]]]:
                 inner = getattr(statement, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                     new_scope = is_scope and field == "body"
-                    used = tuple(sorted({n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}))
-                    setattr(statement, field, body(inner, scope=new_scope, reads=used if new_scope else reads))
+                    used = tuple(
+                        sorted({n.id for n in ast.walk(statement) if isinstance(n, ast.Name)})
+                    )
+                    setattr(
+                        statement,
+                        field,
+                        body(inner, scope=new_scope, reads=used if new_scope else reads),
+                    )
             for handler in getattr(statement, "handlers", []):
                 handler.body = body(handler.body, reads=reads)
             out.append(statement)
@@ -140,7 +158,9 @@ def instrument(source: str) -> tuple[ast.Module, list[tuple[int, str]]]:
                 each = target.elts
             checked.append((statement.end_lineno, shape))
             for value in each:
-                where = f"{shape!r}, {statement.end_lineno}, locals(), {SIZES}, globals(), {reads!r}"
+                where = (
+                    f"{shape!r}, {statement.end_lineno}, locals(), {SIZES}, globals(), {reads!r}"
+                )
                 call = f"__check_shape__({ast.unparse(value)}, {where})"
                 out.append(ast.copy_location(ast.parse(call).body[0], statement))
         return out
@@ -151,7 +171,8 @@ def instrument(source: str) -> tuple[ast.Module, list[tuple[int, str]]]:
 
 
 def run_checked(path: Path, name: str) -> tuple[Checker, list[tuple[int, str]]]:
-    """Run a snippet as a script with its shape comments checked: the checker and the comments it checks."""
+    """Run a snippet as a script with its shape comments checked: the checker and the comments it
+    checks."""
     tree, comments = instrument(path.read_text(encoding="utf-8"))
     checker = Checker(name)
     namespace = {"__name__": "__main__", "__file__": str(path), "__check_shape__": checker}
@@ -176,7 +197,9 @@ SNIPPETS = sorted(p for p in (ROOT / "snippets").rglob("*.py") if commented(p))
 @pytest.mark.parametrize("path", SNIPPETS, ids=lambda p: str(p.relative_to(ROOT / "snippets")))
 def test_every_shape_comment_states_the_tensors_real_shape(path):
     checker, comments = snippet_run(path)
-    assert checker.checked or not comments, f"{path}: none of its {len(comments)} shape comments was reached"
+    assert checker.checked or not comments, (
+        f"{path}: none of its {len(comments)} shape comments was reached"
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,27 +217,36 @@ def test_a_shape_comment_is_read_as_the_convention_says(line, shape):
 
 
 @pytest.mark.parametrize(
-    "comment",
-    ["(L, B, d_model)", "(B, d_model, L)", "(B, L)", "(B, L, d_model, 1)", "(2, 5, 13)"],
+    "comment", ["(L, B, d_model)", "(B, d_model, L)", "(B, L)", "(B, L, d_model, 1)", "(2, 5, 13)"]
 )
 def test_a_wrong_shape_comment_fails_naming_file_line_comment_and_real_shape(tmp_path, comment):
     script = tmp_path / "swap.py"
-    script.write_text(f"import torch\nB, L, d_model = 2, 5, 12\nx = torch.zeros(B, L, d_model)  # {comment}\n")
-    with pytest.raises(ShapeMismatch, match=re.escape(f"swap.py:3: comment {comment}, real shape (2, 5, 12)")):
+    script.write_text(
+        f"import torch\nB, L, d_model = 2, 5, 12\nx = torch.zeros(B, L, d_model)  # {comment}\n"
+    )
+    with pytest.raises(
+        ShapeMismatch, match=re.escape(f"swap.py:3: comment {comment}, real shape (2, 5, 12)")
+    ):
         run_checked(script, "swap.py")
 
 
 def test_a_symbol_first_bound_by_a_comment_keeps_its_size_in_that_call(tmp_path):
     script = tmp_path / "bind.py"
-    script.write_text("import torch\ndef f(x):\n    y = x * 2  # (B, L)\n    z = y.T  # (B, L)\nf(torch.zeros(2, 3))\n")
-    with pytest.raises(ShapeMismatch, match=re.escape("bind.py:4: comment (B, L), real shape (3, 2)")):
+    script.write_text(
+        "import torch\ndef f(x):\n    y = x * 2  # (B, L)\n    z = y.T  # (B, L)\nf(torch.zeros(2, "
+        "3))\n"
+    )
+    with pytest.raises(
+        ShapeMismatch, match=re.escape("bind.py:4: comment (B, L), real shape (3, 2)")
+    ):
         run_checked(script, "bind.py")
 
 
 def swaps(shape: str) -> list[str]:
     """The shape with two of its different symbols swapped, for every such pair."""
     parts = sizes(shape)
-    symbols = sorted({p for p in parts if re.fullmatch(r"[A-Za-z_]\w*", p)})  # symbols, not numbers or H·d_k
+    # symbols, not numbers or H·d_k
+    symbols = sorted({p for p in parts if re.fullmatch(r"[A-Za-z_]\w*", p)})
     out = []
     for i, a in enumerate(symbols):
         for b in symbols[i + 1 :]:
@@ -224,9 +256,10 @@ def swaps(shape: str) -> list[str]:
 
 
 def caught(checker: Checker, lineno: int, swapped: str, lines: list[str]) -> bool:
-    """Whether the run fails with the comment of line ``lineno`` swapped. The code runs as before, so in each call
-    that reaches the line, from its first check there, the comments of that call (a symbol means one size in one
-    call) are checked again against what the run saw, with the line's comment swapped."""
+    """Whether the run fails with the comment of line ``lineno`` swapped. The code runs as before,
+    so in each call that reaches the line, from its first check there, the comments of that call (a
+    symbol means one size in one call) are checked again against what the run saw, with the line's
+    comment swapped."""
     done = set()
     for index, (line, _, _, frame, before) in enumerate(checker.seen):
         if line != lineno or id(frame) in done:
@@ -245,8 +278,9 @@ def caught(checker: Checker, lineno: int, swapped: str, lines: list[str]) -> boo
 
 @pytest.mark.parametrize("path", SNIPPETS, ids=lambda p: str(p.relative_to(ROOT / "snippets")))
 def test_swapping_two_symbols_in_any_shape_comment_of_a_snippet_is_caught(path):
-    """Each comment, with two of its symbols swapped, must fail the check: its symbols are tied to real sizes (the
-    code's variables, or an earlier comment), and those sizes differ. The script runs once (``caught``)."""
+    """Each comment, with two of its symbols swapped, must fail the check: its symbols are tied to
+    real sizes (the code's variables, or an earlier comment), and those sizes differ. The script
+    runs once (``caught``)."""
     checker, comments = snippet_run(path)
     lines = path.read_text(encoding="utf-8").splitlines()
     missed = [

@@ -1,7 +1,9 @@
-"""Bad input to the reusable functions of snippets/: the error type and a message naming the problem.
+"""Bad input to the reusable functions of snippets/: the error type and a message naming the
+problem.
 
-One table of calls, each with the exception it must raise and a regex the message must match; then the RoPE
-precision in float16 and bfloat16; then valid calls (every shape the pages use) that the checks must let through.
+One table of calls, each with the exception it must raise and a regex the message must match;
+then the RoPE precision in float16 and bfloat16; then valid calls (every shape the pages use)
+that the checks must let through.
 """
 
 import warnings
@@ -46,7 +48,8 @@ causal_keep = torch.ones(5, 5, dtype=torch.bool).tril()  # True = attend (sdpa)
 tokens = torch.tensor([[1, 2, 3], [4, 5, 6]])
 
 CASES = [
-    # --- rope and rope_complex: snippets/positional_encoding/rope.py -------------------------------------
+    # --- rope and rope_complex: snippets/positional_encoding/rope.py
+    # -------------------------------------
     (
         "rope-B-equals-H-positions-B-L",
         lambda: rope(ones(2, 2, 4, 8), torch.zeros(2, 4, dtype=long)),
@@ -101,7 +104,12 @@ CASES = [
         ValueError,
         r"x \(2, 4, 8\), positions \(3, 4\)",
     ),
-    ("rope-scalar-positions", lambda: rope(ones(4, 8), torch.tensor(3)), ValueError, r"positions \(\)"),
+    (
+        "rope-scalar-positions",
+        lambda: rope(ones(4, 8), torch.tensor(3)),
+        ValueError,
+        r"positions \(\)",
+    ),
     (
         "rope-float-positions",
         lambda: rope(ones(4, 8), torch.arange(4.0)),
@@ -126,10 +134,26 @@ CASES = [
         TypeError,
         r"x must be a float \(\.\.\., L, d_k\) tensor: x \(4, 8\)",
     ),
-    ("rope-1d-x", lambda: rope(ones(8), torch.arange(1)), TypeError, r"float \(\.\.\., L, d_k\) tensor: x \(8,\)"),
-    ("rope-list-x", lambda: rope([[1.0, 2.0]], torch.arange(1)), TypeError, r"x and positions must be tensors"),
-    ("rope-list-positions", lambda: rope(ones(4, 8), [0, 1, 2, 3]), TypeError, r"x and positions must be tensors"),
-    # --- scaled_dot_product_attention: snippets/scaled_dot_product/attention.py ---------------------------
+    (
+        "rope-1d-x",
+        lambda: rope(ones(8), torch.arange(1)),
+        TypeError,
+        r"float \(\.\.\., L, d_k\) tensor: x \(8,\)",
+    ),
+    (
+        "rope-list-x",
+        lambda: rope([[1.0, 2.0]], torch.arange(1)),
+        TypeError,
+        r"x and positions must be tensors",
+    ),
+    (
+        "rope-list-positions",
+        lambda: rope(ones(4, 8), [0, 1, 2, 3]),
+        TypeError,
+        r"x and positions must be tensors",
+    ),
+    # --- scaled_dot_product_attention: snippets/scaled_dot_product/attention.py
+    # ---------------------------
     (
         "sdpa-float-keep-mask",
         lambda: attention(q5, q5, q5, mask=keep_tril(5)),
@@ -184,7 +208,12 @@ CASES = [
         TypeError,
         r"dtypes differ: torch\.float32, torch\.float64, torch\.float32",
     ),
-    ("sdpa-1d-q", lambda: attention(ones(8), q5, q5), ValueError, r"q must be \(\.\.\., L, d\), got shape \(8,\)"),
+    (
+        "sdpa-1d-q",
+        lambda: attention(ones(8), q5, q5),
+        ValueError,
+        r"q must be \(\.\.\., L, d\), got shape \(8,\)",
+    ),
     (
         "sdpa-empty-k",
         lambda: attention(q5, q5[..., :0, :], q5[..., :0, :]),
@@ -210,8 +239,14 @@ CASES = [
         r"mask must be bool or torch\.float32, got torch\.float64",
     ),
     ("sdpa-list-q", lambda: attention([[1.0]], q5, q5), TypeError, r"q must be a tensor, got list"),
-    ("sdpa-list-mask", lambda: attention(q5, q5, q5, mask=[[True]]), TypeError, r"mask must be a tensor, got list"),
-    # --- MultiHeadAttention: snippets/multi_head/multi_head_attention.py ---------------------------------
+    (
+        "sdpa-list-mask",
+        lambda: attention(q5, q5, q5, mask=[[True]]),
+        TypeError,
+        r"mask must be a tensor, got list",
+    ),
+    # --- MultiHeadAttention: snippets/multi_head/multi_head_attention.py
+    # ---------------------------------
     (
         "mha-keep-causal-mask",
         lambda: mha()(x5, attn_mask=causal_keep),
@@ -238,7 +273,11 @@ CASES = [
     ),
     (
         "mha-causal-plus-left-padding",
-        lambda: mha()(x5, attn_mask=causal_hide, key_padding_mask=torch.tensor([[False] * 5, [True] + [False] * 4])),
+        lambda: mha()(
+            x5,
+            attn_mask=causal_hide,
+            key_padding_mask=torch.tensor([[False] * 5, [True] + [False] * 4]),
+        ),
         ValueError,
         r"query 0 \(index \[1, 0\]\) sees no key",
     ),
@@ -291,8 +330,18 @@ CASES = [
         ValueError,
         r"x \(2, 5, 10\) has d_model = 10, expected embed_dim = 12",
     ),
-    ("mha-empty-sequence", lambda: mha()(x5[:, :0]), ValueError, r"at least one token, got shape \(2, 0, 12\)"),
-    ("mha-int-x", lambda: mha()(x5.long()), TypeError, r"x must be float, got torch\.int64, shape \(2, 5, 12\)"),
+    (
+        "mha-empty-sequence",
+        lambda: mha()(x5[:, :0]),
+        ValueError,
+        r"at least one token, got shape \(2, 0, 12\)",
+    ),
+    (
+        "mha-int-x",
+        lambda: mha()(x5.long()),
+        TypeError,
+        r"x must be float, got torch\.int64, shape \(2, 5, 12\)",
+    ),
     (
         "mha-float-attn-mask",
         lambda: mha()(x5, attn_mask=torch.zeros(5, 5)),
@@ -317,7 +366,8 @@ CASES = [
         ValueError,
         r"embed_dim = 10 is not divisible by num_heads = 3",
     ),
-    # --- add_positions: snippets/positional_encoding/learned.py -------------------------------------------
+    # --- add_positions: snippets/positional_encoding/learned.py
+    # -------------------------------------------
     (
         "add-positions-token-ids",
         lambda: add_positions(torch.zeros(2, 10, dtype=long), table),
@@ -366,14 +416,20 @@ CASES = [
         TypeError,
         r"need \(x tensor, table nn\.Embedding\), got list, Embedding",
     ),
-    # --- decoder_mask: snippets/decoding/tiny_decoder.py --------------------------------------------------
+    # --- decoder_mask: snippets/decoding/tiny_decoder.py
+    # --------------------------------------------------
     (
         "decoder-mask-L-greater-than-S",
         lambda: decoder_mask(5, 3),
         ValueError,
         r"need 1 <= L_q <= L_k, got L_q = 5 queries, L_k = 3 keys.*no key",
     ),
-    ("decoder-mask-L-zero", lambda: decoder_mask(0, 3), ValueError, r"got L_q = 0 queries, L_k = 3 keys"),
+    (
+        "decoder-mask-L-zero",
+        lambda: decoder_mask(0, 3),
+        ValueError,
+        r"got L_q = 0 queries, L_k = 3 keys",
+    ),
     (
         "decoder-mask-float-pad",
         lambda: decoder_mask(3, 3, torch.zeros(2, 3)),
@@ -392,7 +448,8 @@ CASES = [
         ValueError,
         r"pad must be \(B, L_k = 3\), got \(3,\)",
     ),
-    # --- TinyDecoder: snippets/decoding/tiny_decoder.py ---------------------------------------------------
+    # --- TinyDecoder: snippets/decoding/tiny_decoder.py
+    # ---------------------------------------------------
     (
         "decoder-token-id-equals-vocab",
         lambda: decoder()(torch.tensor([[1, 16, 2]])),
@@ -411,7 +468,12 @@ CASES = [
         ValueError,
         r"token id -1 is out of range: 16 rows",
     ),
-    ("decoder-bool-tokens", lambda: decoder()(tokens > 2), TypeError, r"tokens must be integer ids, got torch\.bool"),
+    (
+        "decoder-bool-tokens",
+        lambda: decoder()(tokens > 2),
+        TypeError,
+        r"tokens must be integer ids, got torch\.bool",
+    ),
     (
         "decoder-float-tokens",
         lambda: decoder()(tokens.float()),
@@ -436,7 +498,12 @@ CASES = [
         ValueError,
         r"position 66 is past the position table: max_len = 64",
     ),
-    ("decoder-1d-tokens", lambda: decoder()(tokens[0]), ValueError, r"tokens must be \(B, L\), L >= 1, got \(3,\)"),
+    (
+        "decoder-1d-tokens",
+        lambda: decoder()(tokens[0]),
+        ValueError,
+        r"tokens must be \(B, L\), L >= 1, got \(3,\)",
+    ),
     (
         "decoder-pad-shape",
         lambda: decoder()(tokens, pad=torch.zeros(2, 4, dtype=torch.bool)),
@@ -458,7 +525,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("call", "error", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_bad_input_raises_the_exact_error_with_a_message_naming_the_problem(call, error, message):
     with pytest.raises(Exception) as info:
         call()
@@ -471,12 +540,15 @@ def test_the_table_has_at_least_sixty_cases_with_unique_names():
     assert len({c[0] for c in CASES}) == len(CASES)
 
 
-# --- RoPE in half precision -----------------------------------------------------------------------------
+# --- RoPE in half precision
+# -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("fn", [rope, rope_complex], ids=["rope", "rope_complex"])
 @pytest.mark.parametrize("half", [f16, bf16], ids=["float16", "bfloat16"])
-def test_rope_in_float16_and_bfloat16_stays_within_1e_2_of_float64_up_to_position_8192(fn, half, device):
+def test_rope_in_float16_and_bfloat16_stays_within_1e_2_of_float64_up_to_position_8192(
+    fn, half, device
+):
     g = torch.Generator().manual_seed(0)
     x = (torch.rand(8193, 64, generator=g) * 2 - 1).to(half).to(device)  # d = 64, |x| <= 1
     positions = torch.arange(8193, device=device)
@@ -485,7 +557,9 @@ def test_rope_in_float16_and_bfloat16_stays_within_1e_2_of_float64_up_to_positio
     expected = fn(x.double(), positions)  # the same numbers, rotated in float64
     error = (out.double() - expected).abs().amax(dim=-1)
     assert bool(error.isfinite().all())
-    assert error.max().item() < 1e-2, f"max error {error.max().item():.3g} at position {error.argmax().item()}"
+    assert error.max().item() < 1e-2, (
+        f"max error {error.max().item():.3g} at position {error.argmax().item()}"
+    )
 
 
 def test_rope_half_precision_survives_positions_past_float16_range():
@@ -496,7 +570,8 @@ def test_rope_half_precision_survives_positions_past_float16_range():
     torch.testing.assert_close(out.double(), expected, atol=1e-2, rtol=0)
 
 
-# --- valid input passes: the shapes the pages use -------------------------------------------------------
+# --- valid input passes: the shapes the pages use
+# -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -510,7 +585,9 @@ def test_rope_half_precision_survives_positions_past_float16_range():
         ((2, 4, 8), torch.arange(8).view(2, 4)),  # (B, L) for (B, L, d_k)
     ],
 )
-@pytest.mark.parametrize("dtype_", [torch.float32, f64, f16, bf16], ids=["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "dtype_", [torch.float32, f64, f16, bf16], ids=["float32", "float64", "float16", "bfloat16"]
+)
 def test_rope_accepts_the_shapes_the_pages_use_and_keeps_the_dtype(x_shape, positions, dtype_):
     x = torch.ones(x_shape, dtype=dtype_)
     for fn in (rope, rope_complex):
@@ -531,10 +608,12 @@ def test_rope_b_1_l_positions_rotate_each_sequence_by_its_own_positions():
     [
         None,
         causal_keep,  # 3.9 causal keep mask (bool)
-        torch.tensor([[True] * 5, [True] * 3 + [False] * 2])[:, None, None, :],  # 3.9 padding (B, 1, 1, L)
+        # 3.9 padding (B, 1, 1, L)
+        torch.tensor([[True] * 5, [True] * 3 + [False] * 2])[:, None, None, :],
         torch.randn(3, 5, 5),  # a float bias
         torch.zeros(5, 5),  # a float bias of zeros: nothing added
-        torch.zeros(5, 5).masked_fill(~causal_keep, float("-inf")),  # additive causal mask: 0 and -inf
+        # additive causal mask: 0 and -inf
+        torch.zeros(5, 5).masked_fill(~causal_keep, float("-inf")),
     ],
     ids=["none", "bool-causal", "bool-padding", "float-bias", "float-zeros", "float-minus-inf"],
 )
@@ -549,8 +628,12 @@ def test_attention_accepts_bool_masks_and_genuine_float_biases(mask):
     [
         {},
         {"attn_mask": causal_hide},
-        {"attn_mask": causal_hide, "key_padding_mask": torch.tensor([[False] * 5, [False] * 3 + [True] * 2])},
-        {"key_padding_mask": torch.tensor([[False] * 5, [True] * 4 + [False]])},  # one key left: enough
+        {
+            "attn_mask": causal_hide,
+            "key_padding_mask": torch.tensor([[False] * 5, [False] * 3 + [True] * 2]),
+        },
+        # one key left: enough
+        {"key_padding_mask": torch.tensor([[False] * 5, [True] * 4 + [False]])},
     ],
     ids=["no-mask", "causal", "causal-and-padding", "all-but-one-key-padded"],
 )
@@ -589,8 +672,9 @@ def test_tiny_decoder_accepts_the_first_and_last_ids_positions_padding_and_a_cac
 
 
 def test_a_mask_in_the_attend_convention_given_to_multi_head_attention_is_not_silent():
-    """True means 'attend' for F.scaled_dot_product_attention and 'do not attend' for MultiHeadAttention: a window
-    mask in the first convention hides each query's own key in the second, and gets a warning saying so."""
+    """True means 'attend' for F.scaled_dot_product_attention and 'do not attend' for
+    MultiHeadAttention: a window mask in the first convention hides each query's own key in the
+    second, and gets a warning saying so."""
     L = 5
     i = torch.arange(L)
     window = (i[:, None] - i[None, :]).abs() <= 1  # True = attend: itself and its neighbours

@@ -1,5 +1,5 @@
-"""The bug gallery (docs/bug-gallery.{zh,en}.md): snippets/bug_gallery/*. Each buggy version is wrong and each fixed
-version is right, checked against PyTorch's own functions."""
+"""The bug gallery (docs/bug-gallery.{zh,en}.md): snippets/bug_gallery/*. Each buggy version is
+wrong and each fixed version is right, checked against PyTorch's own functions."""
 
 import io
 import re
@@ -19,7 +19,8 @@ NEW_TORCH = version_tuple(torch.__version__) >= (2, 3)
 
 @cache
 def snippet(name: str) -> dict:
-    """The variables of snippets/bug_gallery/<name>.py after it ran (what it prints is discarded)."""
+    """The variables of snippets/bug_gallery/<name>.py after it ran (what it prints is
+    discarded)."""
     return run_snippet(f"bug_gallery/{name}.py", stdout=io.StringIO())
 
 
@@ -40,7 +41,10 @@ def test_head_scaled_by_d_model_differs_from_sdpa_and_is_sdpa_with_that_scale():
     x, w_q, w_k, w_v, d_model = ns["x"], ns["w_q"], ns["w_k"], ns["w_v"], ns["d_model"]
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     assert_differs(ns["head_buggy"](x), F.scaled_dot_product_attention(q, k, v, is_causal=True))
-    assert_close(ns["head_buggy"](x), F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=d_model**-0.5))
+    assert_close(
+        ns["head_buggy"](x),
+        F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=d_model**-0.5),
+    )
 
 
 def test_head_scaled_by_d_k_equals_sdpa():
@@ -53,7 +57,9 @@ def test_head_scaled_by_d_k_equals_sdpa():
 # --- inverted boolean mask ---------------------------------------------------------------------
 
 
-def test_triu_mask_given_to_sdpa_lets_queries_see_the_future_and_its_inverse_is_causal(device, dtype):
+def test_triu_mask_given_to_sdpa_lets_queries_see_the_future_and_its_inverse_is_causal(
+    device, dtype
+):
     ns = snippet("inverted_bool_mask")
     q, k, v = (randn(2, 2, 5, 8, device=device, dtype=dtype, seed=s) for s in range(3))
     causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -65,7 +71,9 @@ def test_triu_mask_given_to_sdpa_lets_queries_see_the_future_and_its_inverse_is_
 # --- float mask cast to bool -------------------------------------------------------------------
 
 
-def test_float_mask_cast_to_bool_attends_only_to_padding_and_comparing_with_zero_keeps_it(device, dtype):
+def test_float_mask_cast_to_bool_attends_only_to_padding_and_comparing_with_zero_keeps_it(
+    device, dtype
+):
     ns = snippet("float_mask_to_bool")
     B, H, L, d_k = 2, 2, 5, 8
     q, k, v = (randn(B, H, L, d_k, device=device, dtype=dtype, seed=s) for s in range(3))
@@ -78,14 +86,17 @@ def test_float_mask_cast_to_bool_attends_only_to_padding_and_comparing_with_zero
     assert_differs(buggy, right)
     assert_close(buggy, F.scaled_dot_product_attention(q, k, v, attn_mask=pad[:, None, None, :]))
     assert_close(ns["attend_fixed"](q, k, v, bias), right)
-    assert_close(ns["attend_fixed"](q, k, v, bias), F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+    assert_close(
+        ns["attend_fixed"](q, k, v, bias), F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    )
 
 
 # --- splitting and merging heads ---------------------------------------------------------------
 
 
 def identity_mha(d_model, H, device, dtype):
-    """nn.MultiheadAttention with identity projections: attention of already projected Q, K, V, head by head."""
+    """nn.MultiheadAttention with identity projections: attention of already projected Q, K, V, head
+    by head."""
     mha = nn.MultiheadAttention(d_model, H, bias=False, batch_first=True).to(device, dtype)
     with torch.no_grad():
         eye = torch.eye(d_model, device=device, dtype=dtype)
@@ -95,7 +106,9 @@ def identity_mha(d_model, H, device, dtype):
 
 
 @pytest.mark.parametrize("name", ["split_heads_view", "merge_heads_reshape"])
-def test_heads_split_or_merged_without_transpose_differ_from_multihead_attention(name, device, dtype):
+def test_heads_split_or_merged_without_transpose_differ_from_multihead_attention(
+    name, device, dtype
+):
     ns = snippet(name)
     Q, K, V = (randn(2, 3, ns["d_model"], device=device, dtype=dtype, seed=s) for s in range(3))
     reference, _ = identity_mha(ns["d_model"], ns["H"], device, dtype)(Q, K, V, need_weights=False)
@@ -170,7 +183,9 @@ def test_is_causal_true_with_cached_keys_differs_from_the_full_computation(L_q, 
 
 
 @pytest.mark.parametrize("L_q, L_k", [(2, 6), (1, 5), (3, 7), (4, 4)])
-def test_bottom_right_mask_equals_the_full_computation_and_causal_lower_right(L_q, L_k, device, dtype):
+def test_bottom_right_mask_equals_the_full_computation_and_causal_lower_right(
+    L_q, L_k, device, dtype
+):
     ns = snippet("kv_cache_corner")
     q_all, k, v = (randn(1, 2, L_k, 8, device=device, dtype=dtype, seed=s) for s in range(3))
     q = q_all[:, :, -L_q:]
@@ -179,7 +194,9 @@ def test_bottom_right_mask_equals_the_full_computation_and_causal_lower_right(L_
     if NEW_TORCH:
         from torch.nn.attention.bias import causal_lower_right
 
-        assert_close(step, F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(L_q, L_k)))
+        assert_close(
+            step, F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(L_q, L_k))
+        )
 
 
 # --- ALiBi's sign ------------------------------------------------------------------------------
@@ -198,7 +215,9 @@ def test_alibi_with_the_wrong_sign_differs_from_the_paper_and_the_fix_equals_it(
     device = ns["device"]
     reference = paper_alibi(L, m, device)
     assert_close(ns["alibi_fixed"](L), reference)
-    assert_close(ns["alibi_fixed"](L + 3), paper_alibi(L + 3, m, device))  # any length, not the script's only
+    assert_close(
+        ns["alibi_fixed"](L + 3), paper_alibi(L + 3, m, device)
+    )  # any length, not the script's only
     q, k, v = (randn(1, 1, L, 4, device=device, seed=s) for s in range(3))
     right = F.scaled_dot_product_attention(q, k, v, attn_mask=reference)
     assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=ns["alibi_fixed"](L)), right)
@@ -225,14 +244,16 @@ def test_permuting_the_features_makes_interleaved_rope_equal_half_split_rope():
     assert_close(ns["scores_fixed"](q, k), ns["scores_trained"])
     v = randn(*q.shape, device=q.device, seed=5)
     trained = F.scaled_dot_product_attention(ns["rope_half_split"](q), ns["rope_half_split"](k), v)
-    fixed = F.scaled_dot_product_attention(ns["rope_interleaved"](q[:, perm]), ns["rope_interleaved"](k[:, perm]), v)
+    fixed = F.scaled_dot_product_attention(
+        ns["rope_interleaved"](q[:, perm]), ns["rope_interleaved"](k[:, perm]), v
+    )
     assert_close(fixed, trained)
 
 
 # --- position ids with left padding ------------------------------------------------------------
 
 
-def test_position_ids_counted_from_the_padding_change_the_output_and_counting_real_tokens_does_not():
+def test_position_ids_that_count_the_padding_change_the_output_counting_real_tokens_does_not():
     ns = snippet("left_padding_positions")
     forward, tokens, pad = ns["forward"], ns["tokens"], ns["pad"]
     alone = tokens[1:, 2:]
@@ -256,7 +277,11 @@ def test_every_bug_of_the_gallery_is_linked_from_the_chapter_that_teaches_its_co
     linked = {
         anchor
         for chapter in chapters()
-        for anchor in re.findall(r"bug-gallery\.md#(bug-[\w-]+)", (DOCS / f"{chapter}.{lang}.md").read_text("utf-8"))
+        for anchor in re.findall(
+            r"bug-gallery\.md#(bug-[\w-]+)", (DOCS / f"{chapter}.{lang}.md").read_text("utf-8")
+        )
     }
     assert len(bugs) >= 10
-    assert bugs == linked, f"not linked from a chapter: {sorted(bugs - linked)}; no such bug: {sorted(linked - bugs)}"
+    assert bugs == linked, (
+        f"not linked from a chapter: {sorted(bugs - linked)}; no such bug: {sorted(linked - bugs)}"
+    )

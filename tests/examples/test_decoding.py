@@ -13,7 +13,9 @@ from snippets.decoding.tiny_decoder import CausalSelfAttention, KVCache, TinyDec
 from tests.conftest import run_snippet
 
 NEW_TORCH = version_tuple(torch.__version__) >= (2, 3)
-needs_attention_bias = pytest.mark.skipif(not NEW_TORCH, reason="torch.nn.attention.bias appeared in torch 2.3")
+needs_attention_bias = pytest.mark.skipif(
+    not NEW_TORCH, reason="torch.nn.attention.bias appeared in torch 2.3"
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +82,9 @@ def test_the_alignments_agree_when_queries_and_keys_are_the_same_tokens(device, 
 def test_chapter_trap_is_wrong_and_both_fixes_are_right():
     ns = run_snippet("decoding/causal_alignment.py")
     q, k, v, reference = ns["q"], ns["k"], ns["v"], ns["reference"]
-    assert not torch.allclose(F.scaled_dot_product_attention(q, k, v, is_causal=True), reference, atol=1e-3)
+    assert not torch.allclose(
+        F.scaled_dot_product_attention(q, k, v, is_causal=True), reference, atol=1e-3
+    )
     assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=ns["allowed"]), reference)
     assert torch.equal(ns["lower_right"], ns["allowed"].cpu())
 
@@ -94,9 +98,13 @@ def test_padded_keys_are_hidden_and_no_row_is_empty():
     assert mask.shape == (2, 1, 2, 5)
     assert bool(mask.any(dim=-1).all())
     assert torch.equal(mask[0, 0], decoder_mask(2, 5))
-    assert torch.equal(mask[1, 0], torch.tensor([[False, False, True, True, False], [False, False, True, True, True]]))
+    assert torch.equal(
+        mask[1, 0],
+        torch.tensor([[False, False, True, True, False], [False, False, True, True, True]]),
+    )
     only_pad = decoder_mask(2, 2, torch.tensor([[True, False]]))
-    assert torch.equal(only_pad[0, 0], torch.tensor([[True, False], [False, True]]))  # the pad query sees itself
+    # the pad query sees itself
+    assert torch.equal(only_pad[0, 0], torch.tensor([[True, False], [False, True]]))
 
 
 def test_causal_self_attention_equals_nn_multihead_attention(device, dtype):
@@ -113,7 +121,9 @@ def test_causal_self_attention_equals_nn_multihead_attention(device, dtype):
         assert_close(ours(x, decoder_mask(L, L, device=device)), mha(x, x, x, attn_mask=blocked)[0])
 
 
-@pytest.mark.skipif(version_tuple(torch.__version__) < (2, 5), reason="enable_gqa appeared in torch 2.5")
+@pytest.mark.skipif(
+    version_tuple(torch.__version__) < (2, 5), reason="enable_gqa appeared in torch 2.5"
+)
 @pytest.mark.parametrize("n_kv_heads", [1, 2])
 def test_grouped_query_attention_equals_sdpa_enable_gqa(n_kv_heads, device, dtype):
     torch.manual_seed(0)
@@ -205,7 +215,10 @@ def test_cache_bytes_equal_the_formula_and_shrink_with_fewer_kv_heads(chapter):
 def test_chapter_cache_formula_counts_k_and_v_of_every_layer(chapter):
     attn, tokens = chapter["attn"], chapter["tokens"]
     per_number = 4  # float32
-    assert chapter["formula"] == 2 * len(chapter["model"].blocks) * 1 * attn.G * tokens.shape[1] * attn.d_k * per_number
+    assert (
+        chapter["formula"]
+        == 2 * len(chapter["model"].blocks) * 1 * attn.G * tokens.shape[1] * attn.d_k * per_number
+    )
 
 
 def test_kv_cache_is_faster_at_the_largest_length(chapter):
@@ -234,8 +247,11 @@ def test_left_padded_batch_matches_each_prompt_alone(device, dtype):
             assert_close(logits[b : b + 1, P - len(p) :], alone, atol=1e-5, rtol=1e-5)
 
 
-def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_needs_its_padding_mask(device, dtype):
-    # sections 7.1 and 7.5: with L = 1 the causal part of the mask hides nothing; the padding part still does
+def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_needs_its_padding_mask(
+    device, dtype
+):
+    # sections 7.1 and 7.5: with L = 1 the causal part of the mask hides nothing; the padding part
+    # still does
     torch.manual_seed(0)
     model = TinyDecoder(16).to(device, dtype).eval()
     prompts = [[3, 4, 5, 6, 7], [8, 9], [10, 11, 12]]
@@ -249,12 +265,14 @@ def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_nee
         model(batch, positions=positions, pad=pad, cache=cache)
         step_pad = torch.cat([pad, torch.zeros_like(next_token, dtype=torch.bool)], dim=1)
         masked = model(next_token, positions[:, -1:] + 1, step_pad, cache.copy())
-        unmasked = model(next_token, positions[:, -1:] + 1, None, cache.copy())  # (1, S) mask: all True
+        # (1, S) mask: all True
+        unmasked = model(next_token, positions[:, -1:] + 1, None, cache.copy())
         assert bool(decoder_mask(1, P + 1, device=device).all())
         for b, (p, t) in enumerate(zip(prompts, new, strict=True)):
             alone = model(torch.tensor([[*p, t]], device=device))[:, -1:]
             assert_close(masked[b : b + 1], alone, atol=1e-5, rtol=1e-5)
-            if len(p) < P:  # this row has padding: without the padding mask the new token attends to it
+            # this row has padding: without the padding mask the new token attends to it
+            if len(p) < P:
                 assert not torch.allclose(unmasked[b : b + 1], alone, atol=1e-3)
             else:
                 assert_close(unmasked[b : b + 1], alone, atol=1e-5, rtol=1e-5)
@@ -262,12 +280,19 @@ def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_nee
 
 def test_forgetting_position_ids_or_the_padding_mask_changes_the_result(chapter):
     alone = chapter["alone"]
-    checks = {name: torch.allclose(logits[1:, -2:], alone, atol=1e-5) for name, logits in chapter["checks"].items()}
+    checks = {
+        name: torch.allclose(logits[1:, -2:], alone, atol=1e-5)
+        for name, logits in chapter["checks"].items()
+    }
     assert list(checks.values()) == [False, False, True]
 
 
 def test_batched_generation_with_a_cache_equals_one_prompt_at_a_time(chapter):
-    generate, generate_batch, model = chapter["generate"], chapter["generate_batch"], chapter["model"]
+    generate, generate_batch, model = (
+        chapter["generate"],
+        chapter["generate_batch"],
+        chapter["model"],
+    )
     device = chapter["device"]
     prompts = [[1, 3, 6], [2, 4, 9, 11, 5], [12]]
     P = 5
@@ -281,17 +306,33 @@ def test_batched_generation_with_a_cache_equals_one_prompt_at_a_time(chapter):
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda m: m(torch.zeros(1, 65, dtype=torch.long)), ValueError, "position 64 is past the position table"),
-        (lambda m: m(torch.zeros(4, dtype=torch.long)), ValueError, "tokens must be (B, L), L >= 1, got (4,)"),
-        (lambda m: m(torch.zeros(2, 0, dtype=torch.long)), ValueError, "got (2, 0)"),
-        (lambda m: m(torch.zeros(2, 3)), TypeError, "tokens must be integer ids, got torch.float32"),
         (
-            lambda m: m(torch.zeros(2, 3, dtype=torch.long), positions=torch.zeros(2, 4, dtype=torch.long)),
+            lambda m: m(torch.zeros(1, 65, dtype=torch.long)),
+            ValueError,
+            "position 64 is past the position table",
+        ),
+        (
+            lambda m: m(torch.zeros(4, dtype=torch.long)),
+            ValueError,
+            "tokens must be (B, L), L >= 1, got (4,)",
+        ),
+        (lambda m: m(torch.zeros(2, 0, dtype=torch.long)), ValueError, "got (2, 0)"),
+        (
+            lambda m: m(torch.zeros(2, 3)),
+            TypeError,
+            "tokens must be integer ids, got torch.float32",
+        ),
+        (
+            lambda m: m(
+                torch.zeros(2, 3, dtype=torch.long), positions=torch.zeros(2, 4, dtype=torch.long)
+            ),
             ValueError,
             "positions (2, 4) must match tokens (2, 3)",
         ),
         (
-            lambda m: m(torch.zeros(2, 3, dtype=torch.long), pad=torch.zeros(2, 4, dtype=torch.bool)),
+            lambda m: m(
+                torch.zeros(2, 3, dtype=torch.long), pad=torch.zeros(2, 4, dtype=torch.bool)
+            ),
             ValueError,
             "pad (2, 4) must be (B, L_k) = (2, 3): 0 cached + 3 new tokens",
         ),
@@ -347,7 +388,9 @@ def test_a_fully_masked_row_has_no_meaningful_output_which_decoder_mask_never_bu
     pad = torch.tensor([[True, True, False, False]], device=device)  # left padding
     mask = decoder_mask(4, 4, pad)
     assert bool(mask.any(dim=-1).all())  # every row keeps at least its own key
-    out = F.scaled_dot_product_attention(*(torch.randn(1, 1, 4, 8).to(device) for _ in range(3)), attn_mask=mask)
+    out = F.scaled_dot_product_attention(
+        *(torch.randn(1, 1, 4, 8).to(device) for _ in range(3)), attn_mask=mask
+    )
     assert not torch.isnan(out).any()
 
 
@@ -369,14 +412,16 @@ def test_the_exercises_rebuild_the_chapters_model_and_tokens(chapter, exercises)
 
 def test_exercise_1_query_5_sees_keys_0_to_5_bottom_right_and_0_to_1_top_left():
     ns = run_snippet("decoding/causal_alignment.py")
-    assert ns["allowed"][1].nonzero().flatten().tolist() == [0, 1, 2, 3, 4, 5]  # query 5 = row 5 - (S - L)
+    # query 5 = row 5 - (S - L)
+    assert ns["allowed"][1].nonzero().flatten().tolist() == [0, 1, 2, 3, 4, 5]
     assert ns["upper_left"][1].nonzero().flatten().tolist() == [0, 1]
     assert torch.equal(ns["allowed"].cpu(), torch.ones(3, 7, dtype=torch.bool).tril(4))
 
 
 def use_mask(monkeypatch, model, mask):
-    """``model`` builds its masks with ``mask`` instead of decoder_mask. Patched where its class looks the name up:
-    a test that imports snippets/ afresh (qkvsite.figures.run_example) makes another module of the same file."""
+    """``model`` builds its masks with ``mask`` instead of decoder_mask. Patched where its class
+    looks the name up: a test that imports snippets/ afresh (qkvsite.figures.run_example) makes
+    another module of the same file."""
     monkeypatch.setitem(type(model).forward.__globals__, "decoder_mask", mask)
 
 
@@ -403,7 +448,8 @@ def test_exercise_2_earlier_k_and_v_stay_fixed_only_because_of_the_causal_mask(m
     use_mask(monkeypatch, model, see_everything)
     short, long = layer_kv(5), layer_kv(7)
     assert_close(long.k[0][:, :, :5], short.k[0])  # layer 1: projections of the embeddings
-    assert not torch.allclose(long.k[1][:, :, :5], short.k[1], atol=1e-4)  # layer 2 saw the new tokens
+    # layer 2 saw the new tokens
+    assert not torch.allclose(long.k[1][:, :, :5], short.k[1], atol=1e-4)
 
 
 def test_exercise_3_with_right_padding_the_last_column_is_not_the_last_real_token(device):
@@ -429,7 +475,11 @@ def test_exercise_4_chunked_prefill_matches_one_pass_for_any_split(sizes, device
     with torch.no_grad():
         full = model(tokens)
         for size in sizes:
-            assert_close(model(tokens[:, start : start + size], cache=cache), full[:, start : start + size], **tol)
+            assert_close(
+                model(tokens[:, start : start + size], cache=cache),
+                full[:, start : start + size],
+                **tol,
+            )
             start += size
     assert len(cache) == 9
 
@@ -455,13 +505,18 @@ def test_exercise_4_prints_three_chunks_all_matching(exercises):
     assert "L_q=3, L_k=7" in exercises["printed"]  # section 7.1's case
 
 
-def test_exercise_5_one_new_token_needs_no_mask_and_is_causal_true_returns_the_first_value(device, dtype):
+def test_exercise_5_one_new_token_needs_no_mask_and_is_causal_true_returns_the_first_value(
+    device, dtype
+):
     torch.manual_seed(0)
     q_all, k, v = (torch.randn(2, 3, 6, 8, dtype=dtype).to(device) for _ in range(3))
     q = q_all[:, :, -1:]
     reference = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)[:, :, -1:]
     assert_close(F.scaled_dot_product_attention(q, k, v), reference)
-    assert_close(F.scaled_dot_product_attention(q, k, v, attn_mask=decoder_mask(1, 6, device=device)), reference)
+    assert_close(
+        F.scaled_dot_product_attention(q, k, v, attn_mask=decoder_mask(1, 6, device=device)),
+        reference,
+    )
     assert_close(F.scaled_dot_product_attention(q, k, v, is_causal=True), v[:, :, :1])  # key 0 only
 
 

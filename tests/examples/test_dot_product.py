@@ -36,7 +36,9 @@ def test_x_is_n_by_d_not_square(chapter):
 def test_similarity_matrix_holds_every_pairwise_dot_product(chapter):
     X, S = chapter["X"], chapter["S"]
     n = X.shape[0]
-    expected = torch.stack([torch.stack([torch.dot(X[i], X[j]) for j in range(n)]) for i in range(n)])
+    expected = torch.stack(
+        [torch.stack([torch.dot(X[i], X[j]) for j in range(n)]) for i in range(n)]
+    )
     assert_close(S, expected)
     assert_close(S, S.T)
 
@@ -70,7 +72,8 @@ def test_softmax_keeps_the_order_of_scores_in_every_row(chapter):
 
 
 def test_dot_product_ranks_the_longer_less_aligned_dog_above_cat_itself_but_cosine_does_not():
-    # the glossary's "similarity" is the dot-product score: it counts the lengths, the cosine only the angle
+    # the glossary's "similarity" is the dot-product score: it counts the lengths, the cosine only
+    # the angle
     ns = run_snippet("dot_product/two_vectors.py")
     cat, dog = ns["cat"], ns["dog"]
     assert dog.norm() > cat.norm()  # dog is the longer vector
@@ -82,7 +85,9 @@ def test_dot_product_ranks_the_longer_less_aligned_dog_above_cat_itself_but_cosi
     assert_close(torch.dot(cat, dog), cat.norm() * dog.norm() * cos_dog)  # a · b = |a| |b| cos θ
 
 
-def test_similarity_matrix_of_the_chapter_ranks_dog_first_in_the_cat_row_and_cosine_ranks_cat(chapter):
+def test_similarity_matrix_of_the_chapter_ranks_dog_first_in_the_cat_row_and_cosine_ranks_cat(
+    chapter,
+):
     X, S = chapter["X"], chapter["S"]
     cosines = F.cosine_similarity(X[:, None, :], X[None, :, :], dim=-1)
     assert int(S[0].argmax()) == 1  # cat's largest dot product is with dog
@@ -105,14 +110,18 @@ def test_the_reason_for_the_scale_is_linked_to_chapter_3_section_3_6_not_the_nex
 
 
 @pytest.mark.parametrize("d_k", [4, 16, 256])
-def test_dot_products_grow_with_the_dimension_and_dividing_by_sqrt_d_k_undoes_it(d_k, device, dtype):
+def test_dot_products_grow_with_the_dimension_and_dividing_by_sqrt_d_k_undoes_it(
+    d_k, device, dtype
+):
     # the evidence chapter 3.6 gives for the scale: with unit-variance entries, var(q · k) = d_k
     g = torch.Generator().manual_seed(d_k)
     q, k = (torch.randn(10_000, d_k, generator=g, dtype=dtype).to(device) for _ in range(2))
     dots = (q * k).sum(dim=-1)
     expected = torch.tensor(float(d_k), dtype=dtype, device=device)
     assert_close(dots.var(), expected, rtol=0.1, atol=0)
-    assert_close((dots / d_k**0.5).var(), torch.ones((), dtype=dtype, device=device), rtol=0.1, atol=0)
+    assert_close(
+        (dots / d_k**0.5).var(), torch.ones((), dtype=dtype, device=device), rtol=0.1, atol=0
+    )
 
 
 def test_two_vectors_dot_product_and_cosine():
@@ -123,11 +132,15 @@ def test_two_vectors_dot_product_and_cosine():
     assert torch.dot(cat, dog) > torch.dot(cat, cat)  # the page's point: length counts too
 
 
-@pytest.mark.parametrize("shape", [(5, 8), (2, 5, 8), (2, 3, 4, 6)], ids=["unbatched", "batched", "4d"])
+@pytest.mark.parametrize(
+    "shape", [(5, 8), (2, 5, 8), (2, 3, 4, 6)], ids=["unbatched", "batched", "4d"]
+)
 def test_self_attention_without_parameters_matches_sdpa(shape, device, dtype):
     torch.manual_seed(0)
     x = torch.randn(shape, dtype=dtype).to(device)
-    assert_close(self_attention_without_parameters(x), F.scaled_dot_product_attention(x, x, x, scale=1.0))
+    assert_close(
+        self_attention_without_parameters(x), F.scaled_dot_product_attention(x, x, x, scale=1.0)
+    )
 
 
 def test_similarity_weights_rows_sum_to_one(device, dtype):
@@ -143,11 +156,27 @@ def test_similarity_weights_rows_sum_to_one(device, dtype):
         (lambda: similarity_weights(torch.ones(4)), ValueError, "got (4,)"),
         (lambda: similarity_weights(torch.ones(0, 4)), ValueError, "got shape (0, 4)"),
         (lambda: similarity_weights(torch.ones(3, 0)), ValueError, "got shape (3, 0)"),
-        (lambda: similarity_weights(torch.ones(3, 4, dtype=torch.int64)), TypeError, "torch.int64, shape (3, 4)"),
-        (lambda: weighted_sum(torch.ones(3, 3), torch.ones(4, 2)), ValueError, "(3, 3) has 3 columns but x (4, 2)"),
-        (lambda: weighted_sum(torch.ones(3), torch.ones(3, 2)), ValueError, "weights must be (L, d)"),
+        (
+            lambda: similarity_weights(torch.ones(3, 4, dtype=torch.int64)),
+            TypeError,
+            "torch.int64, shape (3, 4)",
+        ),
+        (
+            lambda: weighted_sum(torch.ones(3, 3), torch.ones(4, 2)),
+            ValueError,
+            "(3, 3) has 3 columns but x (4, 2)",
+        ),
+        (
+            lambda: weighted_sum(torch.ones(3), torch.ones(3, 2)),
+            ValueError,
+            "weights must be (L, d)",
+        ),
         (lambda: weighted_sum(torch.ones(2, 0), torch.ones(0, 2)), ValueError, "got shape (2, 0)"),
-        (lambda: weighted_sum(torch.ones(3, 3), torch.ones(3, 2, dtype=torch.int32)), TypeError, "(3, 2)"),
+        (
+            lambda: weighted_sum(torch.ones(3, 3), torch.ones(3, 2, dtype=torch.int32)),
+            TypeError,
+            "(3, 2)",
+        ),
         (lambda: self_attention_without_parameters(torch.ones(2, 0, 4)), ValueError, "(2, 0, 4)"),
         (lambda: check_tokens("q", torch.tensor(1.0)), ValueError, "q must be (L, d)"),
     ],
@@ -201,7 +230,8 @@ def test_cosine_weights_put_every_words_largest_weight_on_itself_unlike_dot_prod
     assert_close(A_cos, F.softmax(cosines, dim=-1))
     assert torch.equal(A_cos.argmax(dim=-1), torch.arange(X.shape[0], device=X.device))
     assert int(A[0].argmax()) == 1  # with dot products cat gives dog the most
-    assert bool((A_cos.amax(dim=-1) < A.amax(dim=-1)).all())  # cosines in [-1, 1]: flatter weights
+    # cosines in [-1, 1]: flatter weights
+    assert bool((A_cos.amax(dim=-1) < A.amax(dim=-1)).all())
 
 
 @pytest.mark.parametrize("shape", [(7, 5), (2, 7, 5)], ids=["unbatched", "batched"])

@@ -1,4 +1,5 @@
-"""FAQ (docs/faq.{zh,en}.md): page structure, and every claim its code blocks make, checked against PyTorch."""
+"""FAQ (docs/faq.{zh,en}.md): page structure, and every claim its code blocks make, checked against
+PyTorch."""
 
 import functools
 import io
@@ -17,7 +18,7 @@ from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from tests.conftest import run_snippet
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SNIPPETS = ROOT / "snippets" / "faq"
 # the FAQ: faq.md lists the 20 questions, then a page per group of five
@@ -47,7 +48,8 @@ def printed(name):
 
 # --- the page --------------------------------------------------------------
 
-# a question with a formula in its title also gives its TOC label: { #q8 data-toc-label="Q8. ..." } (test_math.py)
+# a question with a formula in its title also gives its TOC label: { #q8 data-toc-label="Q8. ..." }
+# (test_math.py)
 QUESTION = re.compile(r'^## Q(\d+)\. \S.* \{ ?#q(\d+)(?: data-toc-label="[^"]+")? ?\}$')
 
 
@@ -62,7 +64,9 @@ def test_each_group_page_has_its_five_questions_with_anchors_and_the_list_links_
         for line in page_text(name, lang).splitlines():
             if line.startswith("## ") and line[3:] not in {"小结", "Summary"}:
                 match = QUESTION.match(line)
-                assert match, f"{name}.{lang}.md: heading without the form '## Qn. ... {{#qn}}': {line}"
+                assert match, (
+                    f"{name}.{lang}.md: heading without the form '## Qn. ... {{#qn}}': {line}"
+                )
                 assert match[1] == match[2], line
                 numbers.append(int(match[1]))
         assert numbers == list(range(5 * group + 1, 5 * group + 6)), name
@@ -83,7 +87,9 @@ def test_question_anchors_render_as_q1_to_q20_in_order():
         ("en", "After these four groups you can", "Summary", "References and further reading"),
     ],
 )
-def test_page_starts_with_abstract_and_ends_with_summary_then_references(lang, abstract, summary, references):
+def test_page_starts_with_abstract_and_ends_with_summary_then_references(
+    lang, abstract, summary, references
+):
     text = page_text("faq", lang)
     assert f'!!! abstract "{abstract}"' in text
     headings = re.findall(r"^## (.+)$", text, re.M)
@@ -94,7 +100,12 @@ def test_every_faq_snippet_and_figure_is_used_on_the_faq_pages():
     text = faq_text()
     for path in sorted(SNIPPETS.glob("q*.py")):
         assert f'"snippets/faq/{path.name}:' in text, f"{path.name} is not shown on the page"
-    for name in ["faq-scaling-variance", "faq-heads-table3", "faq-attention-cost", "faq-score-memory"]:
+    for name in [
+        "faq-scaling-variance",
+        "faq-heads-table3",
+        "faq-attention-cost",
+        "faq-score-memory",
+    ]:
         assert f"](figures/{name}.svg)" in text
 
 
@@ -123,8 +134,14 @@ def test_q2_cross_attention_takes_keys_and_values_from_the_encoder(device, dtype
     def heads(t):
         return t.view(2, -1, 4, 4).transpose(1, 2)
 
-    q, k, v = heads(F.linear(dec, w_q, b_q)), heads(F.linear(enc, w_k, b_k)), heads(F.linear(enc, w_v, b_v))
-    by_hand = mha.out_proj(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 3, 16))
+    q, k, v = (
+        heads(F.linear(dec, w_q, b_q)),
+        heads(F.linear(enc, w_k, b_k)),
+        heads(F.linear(enc, w_v, b_v)),
+    )
+    by_hand = mha.out_proj(
+        F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(2, 3, 16)
+    )
     assert_close(out, by_hand)
 
 
@@ -132,10 +149,12 @@ def test_q2_keys_and_values_need_equal_rows_in_the_same_order_not_the_same_seque
     g = torch.Generator().manual_seed(0)
     q = torch.randn(3, 4, generator=g, dtype=dtype).to(device)
     k = torch.randn(7, 4, generator=g, dtype=dtype).to(device)
-    v = torch.randn(7, 5, generator=g, dtype=dtype).to(device)  # unrelated to k: only the rows match
+    # unrelated to k: only the rows match
+    v = torch.randn(7, 5, generator=g, dtype=dtype).to(device)
     out = F.scaled_dot_product_attention(q, k, v)
     assert_close(out, torch.softmax(q @ k.T / 2, dim=-1) @ v)
-    # row j of V is paired with key j: moving both rows together changes nothing, moving V alone does
+    # row j of V is paired with key j: moving both rows together changes nothing, moving V alone
+    # does
     shuffle = torch.randperm(7, generator=g).to(device)
     assert_close(F.scaled_dot_product_attention(q, k[shuffle], v[shuffle]), out)
     assert not torch.allclose(F.scaled_dot_product_attention(q, k, v[shuffle]), out, atol=1e-3)
@@ -150,7 +169,9 @@ def test_q2_script_shows_the_row_alignment():
     assert "shuffled alone, same output:          False" in out
 
 
-def test_q3_linear_jacobian_is_its_fixed_weight_and_attention_jacobian_depends_on_the_input(device, dtype):
+def test_q3_linear_jacobian_is_its_fixed_weight_and_attention_jacobian_depends_on_the_input(
+    device, dtype
+):
     torch.manual_seed(0)
     d = 8
     linear = nn.Linear(d, d).to(device, dtype)
@@ -214,7 +235,9 @@ def test_q6_without_the_transpose_a_square_k_runs_silently_and_gives_wrong_score
     assert_close(right, torch.einsum("ic,jc->ij", Q, K))  # query i · key j
     assert not torch.allclose(wrong, right, atol=1e-3)
     with pytest.raises(RuntimeError):  # L != d_k: the same mistake is an error
-        torch.randn(5, 4, dtype=dtype, device=device) @ torch.randn(5, 4, dtype=dtype, device=device)
+        torch.randn(5, 4, dtype=dtype, device=device) @ torch.randn(
+            5, 4, dtype=dtype, device=device
+        )
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -227,11 +250,14 @@ def test_q6_page_shows_the_square_case_after_the_error(lang):
 
 
 def test_q6_k_dot_t_on_more_than_two_dimensions_warns_that_it_is_deprecated():
-    # PyTorch warns once per process; warn_always makes it warn here even if an earlier test used K.T
+    # PyTorch warns once per process; warn_always makes it warn here even if an earlier test used
+    # K.T
     previous = torch.is_warn_always_enabled()
     torch.set_warn_always(True)
     try:
-        with pytest.warns(UserWarning, match=r"`x\.T` on tensors of dimension other than 2 .* is deprecated"):
+        with pytest.warns(
+            UserWarning, match=r"`x\.T` on tensors of dimension other than 2 .* is deprecated"
+        ):
             _ = torch.zeros(2, 3, 4).T
     finally:
         torch.set_warn_always(previous)
@@ -283,7 +309,9 @@ def test_q9_footnote_variance_holds_only_under_its_assumptions():
     assert_close(ns["with_scale"], ns["folded"])
 
 
-def test_q9_folding_the_scale_into_w_q_is_equivalent_only_until_the_first_training_step(device, dtype):
+def test_q9_folding_the_scale_into_w_q_is_equivalent_only_until_the_first_training_step(
+    device, dtype
+):
     torch.manual_seed(0)
     n, d_model, d_k = 6, 32, 16
     X = torch.randn(n, d_model, dtype=dtype).to(device)
@@ -307,9 +335,11 @@ def test_q9_folding_the_scale_into_w_q_is_equivalent_only_until_the_first_traini
     grad_s, after_s = one_step(W_Q, scale, torch.optim.SGD, 0.1)
     grad_f, after_f = one_step(W_Q / scale, 1.0, torch.optim.SGD, 0.1)
     assert_close(grad_f, scale * grad_s)  # the gradients differ by √d_k
-    assert_close(after_f - before, d_k * (after_s - before), **tol)  # SGD: the scores move d_k times as far
+    # SGD: the scores move d_k times as far
+    assert_close(after_f - before, d_k * (after_s - before), **tol)
     assert not torch.allclose(after_f, after_s, atol=1e-3)
-    # Adam's first step moves each weight by about lr whatever the gradient's size: only the √d_k remains
+    # Adam's first step moves each weight by about lr whatever the gradient's size: only the √d_k
+    # remains
     _, after_s = one_step(W_Q, scale, torch.optim.Adam, 0.01)
     _, after_f = one_step(W_Q / scale, 1.0, torch.optim.Adam, 0.01)
     assert_close(after_f - before, scale * (after_s - before), atol=1e-3, rtol=1e-3)
@@ -351,7 +381,8 @@ def test_q10_sdpa_true_means_attend_and_mha_true_means_blocked(device, dtype):
 
 
 def test_q10_the_source_articles_0_1_mask_means_what_sdpas_true_means(device, dtype):
-    # The page used to call the article's mask (1 = keep, masked_fill(mask == 0, -1e9)) "a third convention"
+    # The page used to call the article's mask (1 = keep, masked_fill(mask == 0, -1e9)) "a third
+    # convention"
     torch.manual_seed(0)
     L, d = 5, 8
     q, k, v = (torch.randn(1, L, d, dtype=dtype).to(device) for _ in range(3))
@@ -360,9 +391,14 @@ def test_q10_the_source_articles_0_1_mask_means_what_sdpas_true_means(device, dt
     article = torch.softmax(scores, dim=-1) @ v
     assert_close(article, F.scaled_dot_product_attention(q, k, v, attn_mask=mask.bool()))
     mha = nn.MultiheadAttention(d, 1, batch_first=True, bias=False).to(device, dtype)
-    _, weights = mha(q, q, q, attn_mask=mask.bool())  # nn.MultiheadAttention reads the same tensor the other way
+    # nn.MultiheadAttention reads the same tensor the other way
+    _, weights = mha(q, q, q, attn_mask=mask.bool())
     seen, keep = weights[0, :-1], mask[:-1] == 1
-    assert bool((seen[keep] == 0).all()) and bool((seen[~keep] > 0).all()) and bool(weights[0, -1].isnan().all())
+    assert (
+        bool((seen[keep] == 0).all())
+        and bool((seen[~keep] > 0).all())
+        and bool(weights[0, -1].isnan().all())
+    )
 
 
 def test_q10_script_shows_the_two_conventions():
@@ -373,7 +409,8 @@ def test_q10_script_shows_the_two_conventions():
 
 
 def test_q10_sdpa_on_cpu_returns_zeros_for_a_fully_masked_row():
-    # An observation about torch 2.13 on CPU, stated as such on the page; other backends may differ.
+    # An observation about torch 2.13 on CPU, stated as such on the page; other backends may
+    # differ.
     torch.manual_seed(0)
     q = torch.randn(1, 3, 4)
     mask = torch.tensor([[True, True, False], [False, False, False], [True, True, True]])
@@ -387,7 +424,10 @@ def test_q10_sdpa_on_cpu_returns_zeros_for_a_fully_masked_row():
 def test_q11_more_heads_more_maps_same_parameters():
     ns = script("q11_head_patterns")
     assert ns["maps"].shape == (1, 8, 6, 6)
-    counts = {h: sum(p.numel() for p in nn.MultiheadAttention(64, h).parameters()) for h in [1, 2, 4, 8, 16]}
+    counts = {
+        h: sum(p.numel() for p in nn.MultiheadAttention(64, h).parameters())
+        for h in [1, 2, 4, 8, 16]
+    }
     assert len(set(counts.values())) == 1
 
 
@@ -419,7 +459,9 @@ def test_q15_packed_in_proj_weight_holds_three_separate_projections(device, dtyp
     assert not torch.equal(w_q, w_k) and not torch.equal(w_k, w_v)
     packed = F.linear(x, mha.in_proj_weight, mha.in_proj_bias)
     b_q, b_k, b_v = mha.in_proj_bias.chunk(3)
-    assert_close(packed, torch.cat([F.linear(x, W, b) for W, b in [(w_q, b_q), (w_k, b_k), (w_v, b_v)]], -1))
+    assert_close(
+        packed, torch.cat([F.linear(x, W, b) for W, b in [(w_q, b_q), (w_k, b_k), (w_v, b_v)]], -1)
+    )
 
 
 @pytest.mark.parametrize("groups", [1, 2, 4, 8], ids=lambda g: f"G={g}")
@@ -508,12 +550,14 @@ def test_q18_flop_counter_counts_the_operators_with_a_formula_not_only_matrix_pr
     x, w = torch.randn(1, 3, 10, 10), torch.randn(8, 3, 3, 3)
     with FlopCounterMode(display=False) as counter:
         F.conv2d(x, w)
-    assert counter.get_total_flops() == 2 * (8 * 8 * 8) * (3 * 3 * 3)  # 2 per multiply-add, per output value
+    # 2 per multiply-add, per output value
+    assert counter.get_total_flops() == 2 * (8 * 8 * 8) * (3 * 3 * 3)
     # and so do the fused attention kernels sdpa uses on a GPU
     registered = {str(op) for op in flop_registry}
     fused = ["flash_attention", "efficient_attention", "cudnn_attention"]
     assert all(f"aten._scaled_dot_product_{name}" in registered for name in fused)
-    # sdpa's fused CPU kernel has none: it counts 0, where the math backend counts its two matrix products
+    # sdpa's fused CPU kernel has none: it counts 0, where the math backend counts its two matrix
+    # products
     q = torch.randn(1, 2, L, d)
     with FlopCounterMode(display=False) as counter:
         F.scaled_dot_product_attention(q, q, q)
@@ -542,7 +586,8 @@ def test_q18_a_layer_of_h_heads_costs_the_formula_with_d_model_not_the_head_widt
 def test_q18_script_counts_pytorchs_eight_head_layer():
     mha = script("q18_quadratic_cost")["mha"]
     out = printed("q18_quadratic_cost")
-    L = int(re.search(r"nn\.MultiheadAttention\(\d+, \d+\), L = (\d+)", out)[1])  # the timing loop reuses L
+    # the timing loop reuses L
+    L = int(re.search(r"nn\.MultiheadAttention\(\d+, \d+\), L = (\d+)", out)[1])
     d_model, d_k = mha.embed_dim, mha.head_dim
     counted = 8 * L * d_model**2 + 4 * L**2 * d_model
     assert f"counted FLOPs:                   {counted:,}" in out
@@ -603,7 +648,9 @@ def test_q19_naive_attention_matches_sdpa(device, dtype):
 
 def test_q19_naive_peak_holds_a_full_score_matrix_and_sdpa_does_not():
     ns = script("q19_score_memory")
-    for naive, sdpa, one in zip(ns["naive_peak"], ns["sdpa_peak"], ns["one_score_matrix"], strict=True):
+    for naive, sdpa, one in zip(
+        ns["naive_peak"], ns["sdpa_peak"], ns["one_score_matrix"], strict=True
+    ):
         assert naive >= one
         assert sdpa < naive
     assert ns["sdpa_peak"][-1] < ns["one_score_matrix"][-1] / 2
@@ -612,7 +659,11 @@ def test_q19_naive_peak_holds_a_full_score_matrix_and_sdpa_does_not():
 def test_q19_peak_measurement_sees_a_known_allocation():
     peak_bytes = script("q19_score_memory")["peak_bytes"]
     n = 2**20
-    assert 4 * n <= peak_bytes(lambda: torch.ones(n, device=script("q19_score_memory")["device"])) < 5 * n
+    assert (
+        4 * n
+        <= peak_bytes(lambda: torch.ones(n, device=script("q19_score_memory")["device"]))
+        < 5 * n
+    )
 
 
 def test_q20_self_attention_without_positions_is_permutation_equivariant(device, dtype):
@@ -625,8 +676,16 @@ def test_q20_self_attention_without_positions_is_permutation_equivariant(device,
 
 def test_q20_positions_and_causal_masks_break_the_symmetry():
     ns = script("q20_permutation")
-    attend, x, shuffled, perm, positions = ns["attend"], ns["x"], ns["shuffled"], ns["perm"], ns["positions"]
+    attend, x, shuffled, perm, positions = (
+        ns["attend"],
+        ns["x"],
+        ns["shuffled"],
+        ns["perm"],
+        ns["positions"],
+    )
     assert_close(attend(shuffled), attend(x)[:, perm])
     assert not torch.allclose(attend(shuffled, positions), attend(x, positions)[:, perm], atol=1e-3)
     causal = ns["causal"]
-    assert not torch.allclose(attend(shuffled, mask=causal), attend(x, mask=causal)[:, perm], atol=1e-3)
+    assert not torch.allclose(
+        attend(shuffled, mask=causal), attend(x, mask=causal)[:, perm], atol=1e-3
+    )

@@ -1,4 +1,5 @@
-"""Chapter 9 (docs/fast-attention.{zh,en}.md): snippets/fast_attention/*, checked against PyTorch."""
+"""Chapter 9 (docs/fast-attention.{zh,en}.md): snippets/fast_attention/*, checked against
+PyTorch."""
 
 import io
 import math
@@ -18,8 +19,12 @@ from snippets.positional_encoding.alibi import alibi_bias, alibi_slopes
 from tests.conftest import run_snippet
 
 TORCH = version_tuple(torch.__version__)
-needs_sdpa_kernel = pytest.mark.skipif(TORCH < (2, 3), reason="torch.nn.attention.sdpa_kernel appeared in torch 2.3")
-needs_2_5 = pytest.mark.skipif(TORCH < (2, 5), reason="enable_gqa and flex_attention appeared in torch 2.5")
+needs_sdpa_kernel = pytest.mark.skipif(
+    TORCH < (2, 3), reason="torch.nn.attention.sdpa_kernel appeared in torch 2.3"
+)
+needs_2_5 = pytest.mark.skipif(
+    TORCH < (2, 5), reason="enable_gqa and flex_attention appeared in torch 2.5"
+)
 eager_flex = pytest.mark.filterwarnings("ignore:flex_attention called without torch.compile")
 
 
@@ -29,17 +34,21 @@ def qkv(B, H, L_q, L_k, d_k, device, dtype, seed=0):
     return make(L_q), make(L_k), make(L_k)
 
 
-# --- 8.1 online softmax -------------------------------------------------------------------------------------------
+# --- 8.1 online softmax
+# -------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 16])
 def test_online_softmax_equals_torch_softmax_for_any_piece_size(size, device, dtype):
-    row = (torch.randn(16, generator=torch.Generator().manual_seed(size), dtype=dtype) * 10).to(device)
+    row = (torch.randn(16, generator=torch.Generator().manual_seed(size), dtype=dtype) * 10).to(
+        device
+    )
     assert_close(online_softmax(row, size), torch.softmax(row, dim=-1))
 
 
 def test_online_softmax_survives_scores_that_would_overflow_exp(device):
-    row = torch.tensor([1000.0, 1001.0, 999.0, 1002.0], device=device)  # exp(1000) is inf in float32
+    # exp(1000) is inf in float32
+    row = torch.tensor([1000.0, 1001.0, 999.0, 1002.0], device=device)
     assert_close(online_softmax(row, 2), torch.softmax(row, dim=-1))
 
 
@@ -47,7 +56,8 @@ def test_hand_trace_of_two_pieces_is_chapter_1s_car_row():
     ns = run_snippet("fast_attention/online_softmax.py")
     s = ns["s"].cpu()
     assert_close(s, torch.tensor([0.18, 0.28, 1.82]))
-    # the page's numbers: piece 1 sum e^(0.18-0.28) + 1, piece 2 rescaled by e^(0.28-1.82), plus e^0
+    # the page's numbers: piece 1 sum e^(0.18-0.28) + 1, piece 2 rescaled by e^(0.28-1.82), plus
+    # e^0
     first = math.exp(0.18 - 0.28) + 1
     assert round(first, 4) == 1.9048
     assert round(first * math.exp(0.28 - 1.82) + 1, 4) == 1.4084 == round(ns["total"].item(), 4)
@@ -55,12 +65,15 @@ def test_hand_trace_of_two_pieces_is_chapter_1s_car_row():
     assert_close(ns["out"], torch.softmax(ns["s"], dim=-1) @ ns["X"])
 
 
-# --- 8.2 blocked attention ----------------------------------------------------------------------------------------
+# --- 8.2 blocked attention
+# ----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("block_q, block_k", [(8, 8), (16, 32), (64, 24), (1, 64), (7, 5)])
 @pytest.mark.parametrize("is_causal", [False, True], ids=["full", "causal"])
-def test_blocked_attention_equals_sdpa_for_every_tile_size(block_q, block_k, is_causal, device, dtype):
+def test_blocked_attention_equals_sdpa_for_every_tile_size(
+    block_q, block_k, is_causal, device, dtype
+):
     q, k, v = qkv(2, 4, 64, 64, 16, device, dtype)
     expected = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
     assert_close(blocked_attention(q, k, v, block_q, block_k, is_causal), expected)
@@ -95,12 +108,14 @@ def test_the_chapter_check_passes_and_counts_the_tiles_the_loop_computes(monkeyp
     monkeypatch.setattr(torch, "maximum", lambda *a: calls.append(1) or real_maximum(*a))
     for is_causal in (False, True):
         calls.clear()
-        blocked_attention(ns["q"], ns["k"], ns["v"], 16, 16, is_causal)  # one torch.maximum per tile
+        # one torch.maximum per tile
+        blocked_attention(ns["q"], ns["k"], ns["v"], 16, 16, is_causal)
         assert len(calls) == ns["tiles"](ns["L"], 16, is_causal)
     assert ns["tiles"](64, 16, True) == 10 and ns["tiles"](64, 16, False) == 16
 
 
-# --- 8.3 peak memory ----------------------------------------------------------------------------------------------
+# --- 8.3 peak memory
+# ----------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -126,11 +141,13 @@ def test_naive_peak_holds_the_score_matrix_and_blocked_peak_stays_far_below_it(m
 def test_memory_block_prints_only_what_the_formula_gives(memory):
     _, printed = memory
     assert printed.splitlines() == [
-        f"L={L:>4}: scores {4 * L * L * 4 // 2**20:>2} MiB, one tile 256 KiB" for L in (256, 512, 1024, 2048)
+        f"L={L:>4}: scores {4 * L * L * 4 // 2**20:>2} MiB, one tile 256 KiB"
+        for L in (256, 512, 1024, 2048)
     ]
 
 
-# --- 8.4 which kernel ---------------------------------------------------------------------------------------------
+# --- 8.4 which kernel
+# ---------------------------------------------------------------------------------------------
 
 
 @needs_sdpa_kernel
@@ -153,13 +170,16 @@ def test_on_the_cpu_the_default_is_the_cpu_flash_kernel_and_efficient_and_cudnn_
     q, k, v = torch.randn(3, 1, 4, 256, 64)
     with profile(activities=[ProfilerActivity.CPU]) as trace:
         F.scaled_dot_product_attention(q, k, v)
-    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in {event.name for event in trace.events()}
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in {
+        event.name for event in trace.events()
+    }
     for backend in SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION:
         with sdpa_kernel(backend), pytest.raises(RuntimeError):
             F.scaled_dot_product_attention(q, k, v)
 
 
-# --- 8.5 MQA, GQA, MLA --------------------------------------------------------------------------------------------
+# --- 8.5 MQA, GQA, MLA
+# --------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("n_kv_heads", [4, 2, 1])
@@ -171,12 +191,16 @@ def test_cache_numbers_match_chapter_7s_real_kv_cache(n_kv_heads):
         model(torch.randint(1, 16, (3, 9)), cache=cache)
     kind = {4: "MHA", 2: "GQA", 1: "MQA"}[n_kv_heads]
     per_token = cache_numbers(kind, H=4, d_k=8, G=n_kv_heads)
-    assert cache.nbytes() == 2 * 3 * 9 * per_token * 4  # layers x B x L x numbers x float32 bytes
+    # layers x B x L x numbers x float32 bytes
+    assert cache.nbytes() == 2 * 3 * 9 * per_token * 4
 
 
 def test_mla_caches_as_much_as_gqa_with_two_and_a_quarter_groups():
-    # DeepSeek-V2 (arXiv 2405.04434), section 2.1.4: d_c = 4 d_k, d_r = d_k / 2, "equal to GQA with only 2.25 groups"
-    assert cache_numbers("MLA", 128, 128, d_c=512, d_r=64) == 2.25 * cache_numbers("GQA", 128, 128, G=1)
+    # DeepSeek-V2 (arXiv 2405.04434), section 2.1.4: d_c = 4 d_k, d_r = d_k / 2, "equal to GQA with
+    # only 2.25 groups"
+    assert cache_numbers("MLA", 128, 128, d_c=512, d_r=64) == 2.25 * cache_numbers(
+        "GQA", 128, 128, G=1
+    )
     with pytest.raises(ValueError, match="unknown kind"):
         cache_numbers("MHB", 8, 16)
 
@@ -191,7 +215,10 @@ def test_enable_gqa_equals_repeat_interleave_and_blocked_attention(groups, devic
     )
     assert_close(F.scaled_dot_product_attention(q, k, v, enable_gqa=True), expected)
     assert_close(
-        blocked_attention(q, k.repeat_interleave(8 // groups, 1), v.repeat_interleave(8 // groups, 1), 4, 4), expected
+        blocked_attention(
+            q, k.repeat_interleave(8 // groups, 1), v.repeat_interleave(8 // groups, 1), 4, 4
+        ),
+        expected,
     )
 
 
@@ -201,7 +228,8 @@ def test_mla_read_from_the_latent_equals_expanded_k_and_v():
     assert ns["real"] == ns["formula"] == ns["B"] * ns["L"] * (ns["d_c"] + ns["d_r"]) * 4
 
 
-# --- 8.6 masks and FlexAttention ----------------------------------------------------------------------------------
+# --- 8.6 masks and FlexAttention
+# ----------------------------------------------------------------------------------
 
 
 @needs_2_5
@@ -245,14 +273,17 @@ def test_flex_alibi_equals_chapter_6s_alibi_bias(device):
     H, L = 8, 12
     q, k, v = qkv(2, H, L, L, 4, device, torch.float32)
     slopes = 2 ** (-8 * torch.arange(1, H + 1, device=device) / H)
-    assert_close(slopes.cpu(), alibi_slopes(H).to(slopes.dtype))  # the page's slopes are chapter 6's
+    assert_close(
+        slopes.cpu(), alibi_slopes(H).to(slopes.dtype)
+    )  # the page's slopes are chapter 6's
     causal = create_block_mask(sliding_window(L), None, None, L, L, device=device)
     flex = flex_attention(q, k, v, score_mod=alibi(slopes), block_mask=causal)
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=alibi_bias(H, L, device=device))
     assert_close(flex, expected)
 
 
-# --- exercises ----------------------------------------------------------------------------------------------------
+# --- exercises
+# ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("split", [1, 13, 39])

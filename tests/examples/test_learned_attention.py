@@ -1,7 +1,9 @@
-"""Chapter 7 (docs/learned-attention.{zh,en}.md): snippets/learned_attention/*, checked against PyTorch.
+"""Chapter 7 (docs/learned-attention.{zh,en}.md): snippets/learned_attention/*, checked against
+PyTorch.
 
-The trained models' claims are checked with margins: they must hold on any device, with any number of
-threads and on any CPU code path, where rounding makes the training take a slightly different path.
+The trained models' claims are checked with margins: they must hold on any device, with any
+number of threads and on any CPU code path, where rounding makes the training take a slightly
+different path.
 """
 
 import functools
@@ -17,9 +19,17 @@ import torch.nn.functional as F
 from torch import nn
 from torch.testing import assert_close
 
-from qkvsite.figures.learned_attention import SNAPSHOTS
+from figures.learned_attention import SNAPSHOTS
 from snippets.learned_attention import reversal
-from snippets.learned_attention.reversal import L, Reverser, evaluate, make_batch, reverse, train, vocab_size
+from snippets.learned_attention.reversal import (
+    L,
+    Reverser,
+    evaluate,
+    make_batch,
+    reverse,
+    train,
+    vocab_size,
+)
 from snippets.positional_encoding.sinusoidal import shift_matrix, sinusoidal_encoding
 from tests.conftest import ROOT, run_snippet
 
@@ -46,7 +56,8 @@ def exercises():
 
 @functools.cache
 def trained(device, positions, seed=1, data_seed=0):
-    """A model trained as on the page (model seed 1, data seed 0 there), its test set, losses and log."""
+    """A model trained as on the page (model seed 1, data seed 0 there), its test set, losses and
+    log."""
     x_test = make_batch(1000, torch.Generator().manual_seed(1), device=device)
     torch.manual_seed(seed)
     model = Reverser(positions=positions).to(device)
@@ -59,7 +70,8 @@ def weight_on_right_keys(weights):
 
 
 def margin(weights):
-    """Smallest gap, over all rows, between the weight on the right key and the largest other weight."""
+    """Smallest gap, over all rows, between the weight on the right key and the largest other
+    weight."""
     right = weight_on_right_keys(weights)
     others = weights.clone()
     others[:, ROWS, RIGHT.to(weights.device)] = -1
@@ -91,14 +103,18 @@ def test_batches_hold_distinct_tokens_and_the_target_is_the_sequence_backwards(d
 
 def test_the_same_seed_gives_the_same_batches_on_every_device(device):
     on_device = make_batch(50, torch.Generator().manual_seed(3), device=device)
-    assert torch.equal(on_device.cpu(), make_batch(50, torch.Generator().manual_seed(3), device="cpu"))
+    assert torch.equal(
+        on_device.cpu(), make_batch(50, torch.Generator().manual_seed(3), device="cpu")
+    )
 
 
 # --- 8.2 the model ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("positions", [True, False], ids=["with-positions", "without-positions"])
-def test_the_model_is_scaled_dot_product_attention_between_embeddings_and_a_readout(positions, device, dtype):
+def test_the_model_is_scaled_dot_product_attention_between_embeddings_and_a_readout(
+    positions, device, dtype
+):
     torch.manual_seed(0)
     model = Reverser(positions=positions).to(device, dtype)
     tokens = make_batch(4, torch.Generator().manual_seed(0), device=device)
@@ -162,14 +178,18 @@ def test_the_anti_diagonal_appears_during_training(chapter):
     steps = [step for step, _, _ in log]
     assert steps == list(range(0, 301, 10))
     assert set(SNAPSHOTS) <= set(steps)  # the steps figure learned-emergence draws
-    first, last = weight_on_right_keys(log[0][2][None]).mean(), weight_on_right_keys(log[-1][2][None]).mean()
+    first, last = (
+        weight_on_right_keys(log[0][2][None]).mean(),
+        weight_on_right_keys(log[-1][2][None]).mean(),
+    )
     assert first < 0.3 < 0.95 < last
     assert log[0][1] < 0.1 and log[-1][1] > 0.99
 
 
 def test_training_is_reproducible(chapter):
     _, _, losses, log = trained("cpu", True)
-    assert losses == chapter["losses"]  # bit for bit: same seeds, same batches, same initial weights
+    # bit for bit: same seeds, same batches, same initial weights
+    assert losses == chapter["losses"]
     assert all(torch.equal(a[2], b[2]) for a, b in zip(log, chapter["log"], strict=True))
 
 
@@ -195,13 +215,23 @@ def test_the_pages_claims_hold_for_other_seeds_too(seed):
 def on_the_default_code_path():
     """The chapter's script run alone with one thread on the default CPU code path (no AVX).
 
-    Started with this module's first test, it runs in a process of its own beside the module's other tests
-    (it trains both models again, the longest run here); stopped when the module ends, if it still runs.
+    Started with this module's first test, it runs in a process of its own beside the module's
+    other tests (it trains both models again, the longest run here); stopped when the module
+    ends, if it still runs.
     """
-    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "ATEN_CPU_CAPABILITY": "default",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": str(ROOT),
+    }
     script = ROOT / "snippets" / "learned_attention" / "reversal.py"
     process = subprocess.Popen(
-        [sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, str(script)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     yield process
     if process.poll() is None:
@@ -229,15 +259,18 @@ def test_without_positions_the_test_loss_stays_above_ln_7(chapter):
     with torch.no_grad():
         logits, _ = chapter["blind"](x_test)
     loss = F.cross_entropy(logits.flatten(0, 1), reverse(x_test).flatten())
-    assert loss > math.log(7) - 0.02  # ln 7 bounds the expected loss; 8000 predictions estimate it
-    assert min(chapter["blind_losses"]) > math.log(7) - 0.15  # and each batch of 512 stays near or above it
+    # ln 7 bounds the expected loss; 8000 predictions estimate it
+    assert loss > math.log(7) - 0.02
+    # and each batch of 512 stays near or above it
+    assert min(chapter["blind_losses"]) > math.log(7) - 0.15
 
 
 def test_without_positions_a_token_gives_itself_the_least_weight(chapter):
     weights = chapter["blind_weights"]
     diagonal = weights.diagonal(dim1=-2, dim2=-1)
     off_diagonal = (weights.sum(dim=-1) - diagonal) / (L - 1)
-    assert diagonal.mean() < 0.8 * off_diagonal.mean()  # figure learned-positions-alone: a lighter diagonal
+    # figure learned-positions-alone: a lighter diagonal
+    assert diagonal.mean() < 0.8 * off_diagonal.mean()
 
 
 def test_rolling_the_input_changes_every_right_answer_but_no_logit(chapter):
@@ -246,9 +279,12 @@ def test_rolling_the_input_changes_every_right_answer_but_no_logit(chapter):
     assert bool((reverse(x) != reverse(rolled).roll(-1, dims=-1)).all())
 
 
-def test_an_odd_length_makes_each_of_the_9_tokens_the_answer_with_probability_one_in_nine(monkeypatch):
-    # exercise 2: a token that cannot see positions. Its position p is one of 9, equally likely; another token u
-    # holds one of the 8 other positions q, equally likely: 72 cases (p, q), u is the answer when q = 8 - p
+def test_an_odd_length_makes_each_of_the_9_tokens_the_answer_with_probability_one_in_nine(
+    monkeypatch,
+):
+    # exercise 2: a token that cannot see positions. Its position p is one of 9, equally likely;
+    # another token u holds one of the 8 other positions q, equally likely: 72 cases (p, q), u is
+    # the answer when q = 8 - p
     n = 9
     p, q = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
     cases = p != q
@@ -257,7 +293,8 @@ def test_an_odd_length_makes_each_of_the_9_tokens_the_answer_with_probability_on
     assert_close(p_itself, torch.tensor(1 / 9, dtype=torch.float64))
     assert_close(p_each_other, torch.tensor(1 / 9, dtype=torch.float64))
     assert_close(p_itself + (n - 1) * p_each_other, torch.tensor(1.0, dtype=torch.float64))
-    # the same in the chapter's data: how often token 1 is token 0's answer when both are in a sequence
+    # the same in the chapter's data: how often token 1 is token 0's answer when both are in a
+    # sequence
     monkeypatch.setattr(reversal, "L", n)
     x = make_batch(20000, torch.Generator().manual_seed(0), device="cpu")
     y = reverse(x)
@@ -269,7 +306,8 @@ def test_an_odd_length_makes_each_of_the_9_tokens_the_answer_with_probability_on
 
 
 def test_an_odd_length_caps_accuracy_without_positions_at_one_in_nine(monkeypatch):
-    # exercise 2: with L = 9 the middle token is its own answer, and all 9 tokens are equally likely
+    # exercise 2: with L = 9 the middle token is its own answer, and all 9 tokens are equally
+    # likely
     monkeypatch.setattr(reversal, "L", 9)
     x_test = make_batch(1000, torch.Generator().manual_seed(1), device="cpu")
     torch.manual_seed(1)
@@ -299,8 +337,9 @@ def test_the_position_table_alone_gives_the_anti_diagonal(chapter):
 
 
 def test_no_bias_that_depends_only_on_distance_has_the_anti_diagonal_as_its_argmax():
-    # section 8.6: row 3 needs key 4 (distance i - j = -1), row 4 needs key 3 (distance +1), so a bias b(i - j)
-    # would need b(-1) > b(+1) and b(+1) > b(-1) at once; random biases never manage it
+    # section 8.6: row 3 needs key 4 (distance i - j = -1), row 4 needs key 3 (distance +1), so a
+    # bias b(i - j) would need b(-1) > b(+1) and b(+1) > b(-1) at once; random biases never manage
+    # it
     g = torch.Generator().manual_seed(0)
     i, j = torch.arange(L)[:, None], torch.arange(L)
     for _ in range(200):

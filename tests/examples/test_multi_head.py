@@ -119,7 +119,9 @@ def test_each_head_is_sdpa_scaled_by_the_head_dim_not_e(device, dtype):
     mha(torch.randn(2, 5, 12, dtype=dtype).to(device), trace=trace)
     q, k, v = trace["Q_h"], trace["K_h"], trace["V_h"]
     assert_close(trace["heads"], F.scaled_dot_product_attention(q, k, v))  # scale 1/√(E/H)
-    assert not torch.allclose(trace["heads"], F.scaled_dot_product_attention(q, k, v, scale=12**-0.5))
+    assert not torch.allclose(
+        trace["heads"], F.scaled_dot_product_attention(q, k, v, scale=12**-0.5)
+    )
 
 
 def test_head_h_uses_rows_h_dk_of_each_projection(device, dtype):
@@ -248,7 +250,9 @@ def test_parameter_shapes_section_lists_what_the_count_adds_up():
         f"out_proj.weight  {(E, E)}",
         f"out_proj.bias    {(E,)}",
     ]
-    assert 3 * E * E + 3 * E + E * E + E == parameter_count(nn.MultiheadAttention(E, 8)) == 1_050_624
+    assert (
+        3 * E * E + 3 * E + E * E + E == parameter_count(nn.MultiheadAttention(E, 8)) == 1_050_624
+    )
 
 
 def test_state_dict_layout_matches_pytorch_shapes():
@@ -266,12 +270,24 @@ x5 = torch.ones(2, 5, 12)
     [
         (lambda m: m(torch.ones(12)), ValueError, "got shape (12,)"),
         (lambda m: m(torch.ones(1, 2, 5, 12)), ValueError, "got shape (1, 2, 5, 12)"),
-        (lambda m: m(torch.ones(2, 5, 10)), ValueError, "x (2, 5, 10) has d_model = 10, expected embed_dim = 12"),
+        (
+            lambda m: m(torch.ones(2, 5, 10)),
+            ValueError,
+            "x (2, 5, 10) has d_model = 10, expected embed_dim = 12",
+        ),
         (lambda m: m(torch.ones(2, 0, 12)), ValueError, "got shape (2, 0, 12)"),
         (lambda m: m(torch.ones(0, 5, 12)), ValueError, "got shape (0, 5, 12)"),
         (lambda m: m(torch.ones(0, 12)), ValueError, "got shape (0, 12)"),
-        (lambda m: m(torch.ones(2, 5, 12, dtype=torch.int64)), TypeError, "torch.int64, shape (2, 5, 12)"),
-        (lambda m: MultiHeadAttention(10, 3), ValueError, "embed_dim = 10 is not divisible by num_heads = 3"),
+        (
+            lambda m: m(torch.ones(2, 5, 12, dtype=torch.int64)),
+            TypeError,
+            "torch.int64, shape (2, 5, 12)",
+        ),
+        (
+            lambda m: MultiHeadAttention(10, 3),
+            ValueError,
+            "embed_dim = 10 is not divisible by num_heads = 3",
+        ),
         (lambda m: MultiHeadAttention(12, 0), ValueError, "num_heads = 0"),
         (lambda m: m(x5, attn_mask=torch.zeros(5, 5)), TypeError, "attn_mask must be bool"),
         (
@@ -284,7 +300,11 @@ x5 = torch.ones(2, 5, 12)
             ValueError,
             "key_padding_mask must have shape (2, 5) for x of shape (2, 5, 12), got (5,)",
         ),
-        (lambda m: check_input(torch.ones(3, 4), 4, key_padding_mask=torch.zeros(3)), TypeError, "torch.float32"),
+        (
+            lambda m: check_input(torch.ones(3, 4), 4, key_padding_mask=torch.zeros(3)),
+            TypeError,
+            "torch.float32",
+        ),
     ],
     ids=[
         "wrong-rank-1d",
@@ -308,7 +328,9 @@ def test_bad_input_raises_error_naming_the_shapes(call, error, message):
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize("page", ["multi-head.zh.md", "shapes.zh.md", "multi-head.en.md", "shapes.en.md"])
+@pytest.mark.parametrize(
+    "page", ["multi-head.zh.md", "shapes.zh.md", "multi-head.en.md", "shapes.en.md"]
+)
 def test_reader_blocks_never_import_snippets(page):
     for block in Page(DOCS / page).blocks:
         assert "snippets" not in block.code, block.code
@@ -350,7 +372,8 @@ def exercises():
 
 
 def test_head_2_of_512_8_uses_rows_640_to_703_for_w_k_and_columns_128_to_191_of_out_proj():
-    # exercise 1: d_k = 64; in_proj_weight (1536, 512); W_2^K = rows 640..703; W^O's rows = out_proj.weight columns
+    # exercise 1: d_k = 64; in_proj_weight (1536, 512); W_2^K = rows 640..703; W^O's rows =
+    # out_proj.weight columns
     torch.manual_seed(0)
     E, H = 512, 8
     assert tuple(nn.MultiheadAttention(E, H).in_proj_weight.shape) == (1536, 512)
@@ -390,7 +413,9 @@ def test_one_head_scores_are_the_sum_of_the_h_heads_scores_over_sqrt_h(E, H, dev
     assert not torch.allclose(t_one["output"], t_many["output"], atol=1e-2)
 
 
-def test_nn_multihead_attention_with_one_head_and_the_same_state_dict_computes_another_output(device, dtype):
+def test_nn_multihead_attention_with_one_head_and_the_same_state_dict_computes_another_output(
+    device, dtype
+):
     torch.manual_seed(0)
     three = nn.MultiheadAttention(12, 3, batch_first=True, dtype=dtype).to(device)
     one = nn.MultiheadAttention(12, 1, batch_first=True, dtype=dtype).to(device)
@@ -403,7 +428,9 @@ def permuted_heads(ref, order, move_w_o=True):
     """A copy of nn.MultiheadAttention `ref` whose head h is ref's head order[h]."""
     E, H = ref.embed_dim, ref.num_heads
     d = E // H
-    block = torch.cat([torch.arange(h * d, (h + 1) * d) for h in order]).to(ref.in_proj_weight.device)
+    block = torch.cat([torch.arange(h * d, (h + 1) * d) for h in order]).to(
+        ref.in_proj_weight.device
+    )
     rows = torch.cat([block, E + block, 2 * E + block])
     new = copy.deepcopy(ref)
     with torch.no_grad():
@@ -415,7 +442,9 @@ def permuted_heads(ref, order, move_w_o=True):
 
 
 @pytest.mark.parametrize("E, H, order", [(12, 3, [2, 1, 0]), (16, 4, [3, 0, 2, 1])])
-def test_permuting_heads_with_their_w_o_rows_leaves_nn_multihead_attention_unchanged(E, H, order, device, dtype):
+def test_permuting_heads_with_their_w_o_rows_leaves_nn_multihead_attention_unchanged(
+    E, H, order, device, dtype
+):
     ref, _ = pytorch_and_ours(E, H, device, dtype)
     x = torch.randn(2, 5, E, dtype=dtype).to(device)
     out, weights = ref(x, x, x, average_attn_weights=False)
@@ -434,7 +463,9 @@ def test_exercise_script_cross_attention_weights_are_h_by_l_q_by_l_k(exercises):
 
 
 @pytest.mark.parametrize("L_q, L_k", [(3, 7), (5, 1), (4, 4)])
-def test_cross_attention_from_the_in_proj_blocks_equals_nn_multihead_attention(L_q, L_k, device, dtype):
+def test_cross_attention_from_the_in_proj_blocks_equals_nn_multihead_attention(
+    L_q, L_k, device, dtype
+):
     E, H = 12, 3
     d = E // H
     ref, ours = pytorch_and_ours(E, H, device, dtype)

@@ -1,4 +1,5 @@
-"""Chapter 6 (docs/positional-encoding.{zh,en}.md): snippets/positional_encoding/*, checked against PyTorch."""
+"""Chapter 6 (docs/positional-encoding.{zh,en}.md): snippets/positional_encoding/*, checked against
+PyTorch."""
 
 import math
 
@@ -76,7 +77,8 @@ def test_pe_of_pos_plus_k_is_a_fixed_rotation_of_pe_of_pos(k, device):
     pe = sinusoidal_encoding(64 + k, 32, device=device)
     M = shift_matrix(k, 32, device=device)
     assert_close(pe[:64] @ M.T, pe[k:], atol=2e-5, rtol=0)
-    assert_close(M @ M.T, torch.eye(32, device=device), atol=1e-6, rtol=0)  # a rotation: orthogonal
+    # a rotation: orthogonal
+    assert_close(M @ M.T, torch.eye(32, device=device), atol=1e-6, rtol=0)
 
 
 def test_dot_product_of_encodings_depends_only_on_the_offset_and_not_its_sign():
@@ -92,7 +94,9 @@ def test_dot_product_of_encodings_depends_only_on_the_offset_and_not_its_sign():
 def test_projected_encodings_lose_the_relative_property():
     ns = run_snippet("positional_encoding/sinusoidal.py")
     scores = ns["scores"]
-    assert not torch.allclose(scores.diagonal(5), scores.diagonal(5)[:1].expand(scores.shape[0] - 5), atol=1e-3)
+    assert not torch.allclose(
+        scores.diagonal(5), scores.diagonal(5)[:1].expand(scores.shape[0] - 5), atol=1e-3
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,12 +126,18 @@ def test_learned_positions_add_the_first_rows_of_nn_embedding(device, dtype):
 
 def test_position_table_costs_max_len_times_d_model_parameters():
     ns = run_snippet("positional_encoding/learned.py")
-    assert ns["params"] == ns["max_len"] * ns["d_model"] == sum(p.numel() for p in nn.Embedding(512, 64).parameters())
+    assert (
+        ns["params"]
+        == ns["max_len"] * ns["d_model"]
+        == sum(p.numel() for p in nn.Embedding(512, 64).parameters())
+    )
 
 
 def test_sequences_longer_than_the_table_are_refused_with_the_shapes():
     table = nn.Embedding(512, 4)
-    with pytest.raises(ValueError, match=r"x \(1, 513, 4\) has 513 positions, but the table has only 512 rows"):
+    with pytest.raises(
+        ValueError, match=r"x \(1, 513, 4\) has 513 positions, but the table has only 512 rows"
+    ):
         add_positions(torch.zeros(1, 513, 4), table)
     with pytest.raises(IndexError, match="index out of range"):
         table(torch.tensor([512]))  # what nn.Embedding itself says, on the CPU
@@ -150,13 +160,17 @@ def rotation_reference(x, positions, base=10000.0):
     out = torch.empty_like(x, dtype=torch.float64)
     for index, m in enumerate(positions.tolist()):
         angles = [m * float(t) for t in theta]
-        blocks = [torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]) for a in angles]
+        blocks = [
+            torch.tensor([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]]) for a in angles
+        ]
         R = torch.block_diag(*blocks).to(torch.float64)
         out[..., index, :] = x[..., index, :].double().cpu() @ R.T
     return out
 
 
-@pytest.mark.parametrize("shape", [(6, 8), (2, 6, 8), (2, 3, 6, 16)], ids=["L-d", "B-L-d", "B-H-L-d"])
+@pytest.mark.parametrize(
+    "shape", [(6, 8), (2, 6, 8), (2, 3, 6, 16)], ids=["L-d", "B-L-d", "B-H-L-d"]
+)
 def test_rope_equals_explicit_rotation_matrices_both_ways(shape, device, dtype):
     torch.manual_seed(0)
     x = torch.randn(shape, dtype=dtype).to(device)
@@ -192,7 +206,9 @@ def test_rope_scores_depend_only_on_the_relative_position(dtype):
 
     for offset in [-9, -1, 0, 2, 13]:
         scores = torch.stack([score(n + offset, n) for n in [0, 3, 50, 200]])
-        assert_close(scores, scores[:1].expand(4), atol=1e-4 if dtype == torch.float32 else 1e-10, rtol=0)
+        assert_close(
+            scores, scores[:1].expand(4), atol=1e-4 if dtype == torch.float32 else 1e-10, rtol=0
+        )
     assert not torch.allclose(score(3, 0), score(0, 3))  # before and after differ
 
 
@@ -233,18 +249,41 @@ def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapt
     assert_close(rope_half(x, positions), rope(x[:, order], positions)[:, order.argsort()])
     assert not torch.allclose(rope_half(x, positions), rope(x, positions), atol=1e-3)
     q, k = torch.randn(2, 1, 16, dtype=torch.float64)
-    s = [(rope_half(q, torch.tensor([m])) * rope_half(k, torch.tensor([m - 4]))).sum() for m in (4, 30, 90)]
+    s = [
+        (rope_half(q, torch.tensor([m])) * rope_half(k, torch.tensor([m - 4]))).sum()
+        for m in (4, 30, 90)
+    ]
     assert_close(torch.stack(s), s[0].expand(3))
 
 
 @pytest.mark.parametrize(
     "x, positions, error, message",
     [
-        (torch.ones(4, 7), torch.arange(4), ValueError, r"d_k = 7 must be even to form pairs: x \(4, 7\)"),
-        (torch.ones(4, 8), torch.arange(5), ValueError, r"broadcast to \(\.\.\., L\): x \(4, 8\), positions \(5,\)"),
-        (torch.ones(2, 4, 8), torch.zeros(3, 4, dtype=torch.long), ValueError, r"positions \(3, 4\)"),
+        (
+            torch.ones(4, 7),
+            torch.arange(4),
+            ValueError,
+            r"d_k = 7 must be even to form pairs: x \(4, 7\)",
+        ),
+        (
+            torch.ones(4, 8),
+            torch.arange(5),
+            ValueError,
+            r"broadcast to \(\.\.\., L\): x \(4, 8\), positions \(5,\)",
+        ),
+        (
+            torch.ones(2, 4, 8),
+            torch.zeros(3, 4, dtype=torch.long),
+            ValueError,
+            r"positions \(3, 4\)",
+        ),
         (torch.ones(4, 8), torch.tensor(3), ValueError, r"positions \(\)"),
-        (torch.ones(4, 8), torch.arange(4.0), TypeError, "positions must be integers, got torch.float32"),
+        (
+            torch.ones(4, 8),
+            torch.arange(4.0),
+            TypeError,
+            "positions must be integers, got torch.float32",
+        ),
         (
             torch.ones(4, 8, dtype=torch.long),
             torch.arange(4),
@@ -253,7 +292,15 @@ def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapt
         ),
         (torch.ones(8), torch.arange(1), TypeError, r"x \(8,\)"),
     ],
-    ids=["odd-d", "too-many-positions", "wrong-batch", "scalar-positions", "float-positions", "int-x", "1d-x"],
+    ids=[
+        "odd-d",
+        "too-many-positions",
+        "wrong-batch",
+        "scalar-positions",
+        "float-positions",
+        "int-x",
+        "1d-x",
+    ],
 )
 def test_rope_bad_input_names_the_shapes(x, positions, error, message):
     for fn in (rope, rope_complex, check_rope_input):
@@ -315,7 +362,9 @@ def test_nn_multihead_attention_takes_the_alibi_bias_as_a_float_mask(device, dty
         out = mha(x, x, x, attn_mask=bias.repeat(B, 1, 1), need_weights=False)[0]  # (B*H, L, L)
         q, k, v = F.linear(x, mha.in_proj_weight, mha.in_proj_bias).chunk(3, dim=-1)
         heads = [t.view(B, L, H, E // H).transpose(1, 2) for t in (q, k, v)]
-        mixed = F.scaled_dot_product_attention(*heads, attn_mask=bias).transpose(1, 2).reshape(B, L, E)
+        mixed = (
+            F.scaled_dot_product_attention(*heads, attn_mask=bias).transpose(1, 2).reshape(B, L, E)
+        )
         assert_close(out, mha.out_proj(mixed))
 
 
@@ -341,7 +390,9 @@ def test_alibi_bad_input(call, message):
 
 
 @pytest.mark.parametrize("optimizer", ["SGD", "AdamW"])
-def test_rows_never_seen_in_training_keep_their_initial_values_or_only_shrink_under_weight_decay(optimizer, device):
+def test_rows_never_seen_in_training_keep_their_initial_values_or_only_shrink_under_weight_decay(
+    optimizer, device
+):
     torch.manual_seed(0)
     table = nn.Embedding(32, 8).to(device)
     start = table.weight.detach().clone()
@@ -360,11 +411,13 @@ def test_rows_never_seen_in_training_keep_their_initial_values_or_only_shrink_un
         opt.step()
     weight = table.weight.detach()
     assert_close(weight[train_len:], start[train_len:] * shrink, rtol=1e-5, atol=1e-6)
-    assert not torch.allclose(weight[:train_len], start[:train_len] * shrink, atol=1e-3)  # the seen rows learned
+    # the seen rows learned
+    assert not torch.allclose(weight[:train_len], start[:train_len] * shrink, atol=1e-3)
 
 
 def half_split_scores(x, w_q, w_k, H, rotate):
-    """Every head's rotated q · k for (L, E) input and weights in the (in, out) layout Q = X @ W_Q: (H, L, L)."""
+    """Every head's rotated q · k for (L, E) input and weights in the (in, out) layout Q = X @ W_Q:
+    (H, L, L)."""
     L, E = x.shape
     q, k = ((x @ w).view(L, H, E // H).transpose(0, 1) for w in (w_q, w_k))
     positions = torch.arange(L, device=x.device)
@@ -377,7 +430,7 @@ def per_head_order(E, H):
 
 
 @pytest.mark.parametrize("H", [1, 2, 4])
-def test_half_split_checkpoint_runs_under_interleaved_rope_once_the_output_columns_are_reordered_per_head(
+def test_half_split_checkpoint_runs_under_interleaved_rope_once_columns_are_reordered_per_head(
     H, rope_chapter, device, dtype
 ):
     rope_half = rope_chapter["rope_half"]
@@ -389,7 +442,9 @@ def test_half_split_checkpoint_runs_under_interleaved_rope_once_the_output_colum
     order = per_head_order(E, H).to(device)
     assert_close(half_split_scores(x, W_Q[:, order], W_K[:, order], H, rope), target)
     # the rows of the (in, out) matrices are the wrong axis: that permutes the input features
-    assert not torch.allclose(half_split_scores(x, W_Q[order], W_K[order], H, rope), target, atol=1e-3)
+    assert not torch.allclose(
+        half_split_scores(x, W_Q[order], W_K[order], H, rope), target, atol=1e-3
+    )
     # nn.Linear stores (out, in): there the output features are the rows, bias included
     w_q, w_k = (nn.Linear(E, E).to(device, dtype) for _ in range(2))
     with torch.no_grad():
@@ -418,7 +473,9 @@ def test_exercise_rebuilds_the_chapters_encoding_and_shift_matrix(exercises):
     assert_close(ns["M"], shift_matrix(3, 32, device=device))
 
 
-def test_shift_matrix_as_w_k_makes_every_query_peak_three_keys_back_and_tells_before_from_after(exercises):
+def test_shift_matrix_as_w_k_makes_every_query_peak_three_keys_back_and_tells_before_from_after(
+    exercises,
+):
     ns = exercises
     scores = ns["scores"].double().cpu()
     omega = 10000.0 ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)

@@ -43,7 +43,11 @@ def test_q_k_v_share_the_rows_of_x_but_not_its_width(chapter):
 
 def test_linear_weight_is_out_by_in_and_its_transpose_is_the_formula_matrix(chapter):
     X = chapter["X"]
-    for layer, out in [(chapter["w_q"], chapter["Q"]), (chapter["w_k"], chapter["K"]), (chapter["w_v"], chapter["V"])]:
+    for layer, out in [
+        (chapter["w_q"], chapter["Q"]),
+        (chapter["w_k"], chapter["K"]),
+        (chapter["w_v"], chapter["V"]),
+    ]:
         assert layer.weight.shape == (out.shape[1], X.shape[1])  # (out_features, in_features)
         assert layer.bias is None
         assert_close(out, X @ layer.weight.T)
@@ -128,15 +132,20 @@ def test_self_attention_variant_takes_keys_and_values_from_the_decoder(cross):
     assert_close(cross["out_self"], by_hand_attention(Q, cross["K_self"], cross["V_self"]))
 
 
-# --- K and V: aligned, not necessarily from the same sequence (2.5, exercises 4 and 5) --------------------
+# --- K and V: aligned, not necessarily from the same sequence (2.5, exercises 4 and 5)
+# --------------------
 
 
 def test_keys_and_values_from_two_different_tensors_of_equal_length_match_sdpa(device, dtype):
     # section 2.5: the formula needs K and V aligned row by row, not projected from one sequence
     g = torch.Generator().manual_seed(0)
     n_q, n_kv, d_model, d_k, d_v = 3, 7, 8, 6, 5
-    x, a, b = (torch.randn(n, d_model, generator=g, dtype=dtype).to(device) for n in (n_q, n_kv, n_kv))
-    w_q, w_k, w_v = (torch.randn(d, d_model, generator=g, dtype=dtype).to(device) for d in (d_k, d_k, d_v))
+    x, a, b = (
+        torch.randn(n, d_model, generator=g, dtype=dtype).to(device) for n in (n_q, n_kv, n_kv)
+    )
+    w_q, w_k, w_v = (
+        torch.randn(d, d_model, generator=g, dtype=dtype).to(device) for d in (d_k, d_k, d_v)
+    )
     Q, K, V = x @ w_q.T, a @ w_k.T, b @ w_v.T
     assert not torch.allclose(a, b)
     out = F.scaled_dot_product_attention(Q, K, V)
@@ -154,7 +163,8 @@ def test_keys_and_values_of_different_lengths_cannot_be_combined(device):
 
 
 def test_multihead_attention_takes_key_and_value_as_separate_tensors(device, dtype):
-    # the page's aside: nn.MultiheadAttention(query, key, value) accepts two different tensors of equal length
+    # the page's aside: nn.MultiheadAttention(query, key, value) accepts two different tensors of
+    # equal length
     torch.manual_seed(0)
     d, n_q, n_kv = 6, 3, 7
     mha = nn.MultiheadAttention(d, 1, bias=False, batch_first=True).to(device, dtype)
@@ -172,7 +182,9 @@ def test_multihead_attention_takes_key_and_value_as_separate_tensors(device, dty
 def test_reordering_keys_and_values_together_leaves_the_output_unchanged(device, dtype):
     # exercise 4: only the pairing of row j of K with row j of V matters
     g = torch.Generator().manual_seed(0)
-    Q, K, V = (torch.randn(n, d, generator=g, dtype=dtype).to(device) for n, d in [(3, 6), (7, 6), (7, 5)])
+    Q, K, V = (
+        torch.randn(n, d, generator=g, dtype=dtype).to(device) for n, d in [(3, 6), (7, 6), (7, 5)]
+    )
     out = F.scaled_dot_product_attention(Q, K, V)
     for perm in [torch.arange(6, -1, -1), torch.randperm(7, generator=g)]:
         perm = perm.to(device)
@@ -180,7 +192,9 @@ def test_reordering_keys_and_values_together_leaves_the_output_unchanged(device,
         assert not torch.allclose(F.scaled_dot_product_attention(Q, K, V[perm]), out, atol=1e-3)
 
 
-def test_shared_query_and_key_matrix_gives_symmetric_scores_but_not_symmetric_weights(device, dtype):
+def test_shared_query_and_key_matrix_gives_symmetric_scores_but_not_symmetric_weights(
+    device, dtype
+):
     # exercise 3: W^Q = W^K makes S = X W (X W)ᵀ / √d_k symmetric; the row-wise softmax is not
     g = torch.Generator().manual_seed(0)
     X = torch.randn(4, 8, generator=g, dtype=dtype).to(device)
@@ -195,7 +209,8 @@ def test_shared_query_and_key_matrix_gives_symmetric_scores_but_not_symmetric_we
 
 
 def test_changing_one_token_changes_one_row_of_q_and_every_row_of_the_output(device, dtype):
-    # exercise 2: the projection is per token; attention mixes every query with the new key and value
+    # exercise 2: the projection is per token; attention mixes every query with the new key and
+    # value
     torch.manual_seed(0)
     proj = QKVProjection(8, 6, 5).to(device, dtype)
     X = torch.randn(4, 8, dtype=dtype).to(device)
@@ -250,7 +265,11 @@ def test_cross_attention_matches_sdpa(batch, device, dtype):
     with torch.no_grad():
         Q, K, V = proj(x, memory)
         out = F.scaled_dot_product_attention(Q, K, V)
-    assert (Q.shape, K.shape, V.shape) == ((*batch, n_q, d_k), (*batch, n_kv, d_k), (*batch, n_kv, d_v))
+    assert (Q.shape, K.shape, V.shape) == (
+        (*batch, n_q, d_k),
+        (*batch, n_kv, d_k),
+        (*batch, n_kv, d_v),
+    )
     assert out.shape == (*batch, n_q, d_v)
     assert_close(out, by_hand_attention(Q, K, V))
 
@@ -296,16 +315,40 @@ def test_keys_and_values_follow_the_context_length():
     "call, error, message",
     [
         (lambda p: p(torch.ones(8)), ValueError, "x must be (L, 8) or (B, L, 8), got shape (8,)"),
-        (lambda p: p(torch.ones(4, 7)), ValueError, "x has 7 features per token but the projection expects 8"),
+        (
+            lambda p: p(torch.ones(4, 7)),
+            ValueError,
+            "x has 7 features per token but the projection expects 8",
+        ),
         (lambda p: p(torch.ones(0, 8)), ValueError, "x needs at least one token, got shape (0, 8)"),
         (lambda p: p(torch.ones(2, 0, 8)), ValueError, "got shape (2, 0, 8)"),
-        (lambda p: p(torch.ones(4, 8, dtype=torch.int64)), TypeError, "got torch.int64, shape (4, 8)"),
+        (
+            lambda p: p(torch.ones(4, 8, dtype=torch.int64)),
+            TypeError,
+            "got torch.int64, shape (4, 8)",
+        ),
         (lambda p: p(torch.ones(4, 8), torch.ones(5)), ValueError, "context must be (L, 8)"),
         (lambda p: p(torch.ones(4, 8), torch.ones(5, 9)), ValueError, "context has 9 features"),
-        (lambda p: p(torch.ones(4, 8), torch.ones(0, 8)), ValueError, "context needs at least one token"),
-        (lambda p: p(torch.ones(4, 8), torch.ones(5, 8, dtype=torch.bool)), TypeError, "torch.bool, shape (5, 8)"),
-        (lambda p: p(torch.ones(2, 4, 8), torch.ones(3, 5, 8)), ValueError, "x (2, 4, 8) and context (3, 5, 8)"),
-        (lambda p: p(torch.ones(4, 8, dtype=torch.float64)), TypeError, "x is torch.float64, shape (4, 8)"),
+        (
+            lambda p: p(torch.ones(4, 8), torch.ones(0, 8)),
+            ValueError,
+            "context needs at least one token",
+        ),
+        (
+            lambda p: p(torch.ones(4, 8), torch.ones(5, 8, dtype=torch.bool)),
+            TypeError,
+            "torch.bool, shape (5, 8)",
+        ),
+        (
+            lambda p: p(torch.ones(2, 4, 8), torch.ones(3, 5, 8)),
+            ValueError,
+            "x (2, 4, 8) and context (3, 5, 8)",
+        ),
+        (
+            lambda p: p(torch.ones(4, 8, dtype=torch.float64)),
+            TypeError,
+            "x is torch.float64, shape (4, 8)",
+        ),
         (lambda p: check_sequence("q", torch.tensor(1.0), 8), ValueError, "q must be (L, 8)"),
     ],
     ids=[
@@ -332,7 +375,10 @@ def test_bad_input_raises_error_naming_the_shapes(call, error, message):
 
 @pytest.mark.parametrize(
     "sizes, message",
-    [((8, 0, 5), "d_k must be a positive int, got 0"), ((8, 6, 5.0), "d_v must be a positive int, got 5.0")],
+    [
+        ((8, 0, 5), "d_k must be a positive int, got 0"),
+        ((8, 6, 5.0), "d_v must be a positive int, got 5.0"),
+    ],
     ids=["zero-width", "float-width"],
 )
 def test_constructor_rejects_bad_sizes(sizes, message):
@@ -351,7 +397,15 @@ def test_projection_figure_shows_the_example_matrices_and_shapes():
     load_all()
     ns = run_example("qkv/projections.py")
     svg = render("qkv-projections", "en").decode()
-    matrices = [ns["X"], ns["w_q"].weight.T, ns["w_k"].weight.T, ns["w_v"].weight.T, ns["Q"], ns["K"], ns["V"]]
+    matrices = [
+        ns["X"],
+        ns["w_q"].weight.T,
+        ns["w_k"].weight.T,
+        ns["w_v"].weight.T,
+        ns["Q"],
+        ns["K"],
+        ns["V"],
+    ]
     for t in matrices:
         assert "({}×{})".format(*t.shape) in svg
         for cell in cells(t, "{:.2f}"):
@@ -367,7 +421,8 @@ def test_score_and_cross_attention_figures_show_the_computed_values():
     ns = run_example("qkv/cross_attention.py")
     svg = render("cross-attention", "en").decode()
     assert all(
-        f">{c}<" in svg for c in cells(ns["A"], "{:.2f}") + cells(ns["V"], "{:.2f}") + cells(ns["out"], "{:.2f}")
+        f">{c}<" in svg
+        for c in cells(ns["A"], "{:.2f}") + cells(ns["V"], "{:.2f}") + cells(ns["out"], "{:.2f}")
     )
     assert "{}×{}".format(*ns["scores"].shape) in svg and "{}×{}".format(*ns["out"].shape) in svg
     assert "编码器" in render("cross-attention", "zh").decode()

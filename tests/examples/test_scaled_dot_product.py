@@ -1,4 +1,5 @@
-"""Chapter 3 (docs/scaled-dot-product.{zh,en}.md): snippets/scaled_dot_product/*, checked against PyTorch."""
+"""Chapter 3 (docs/scaled-dot-product.{zh,en}.md): snippets/scaled_dot_product/*, checked against
+PyTorch."""
 
 import math
 import re
@@ -10,7 +11,10 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from qkvsite.config import DOCS
-from snippets.scaled_dot_product.attention import check_attention_inputs, scaled_dot_product_attention
+from snippets.scaled_dot_product.attention import (
+    check_attention_inputs,
+    scaled_dot_product_attention,
+)
 from tests.conftest import run_snippet
 
 
@@ -46,7 +50,9 @@ def test_scores_hold_every_query_key_dot_product(steps):
     Q, K, scores = steps["Q"], steps["K"], steps["scores"]
     n = Q.shape[0]
     assert scores.shape == (n, n)
-    expected = torch.stack([torch.stack([torch.dot(Q[i], K[j]) for j in range(n)]) for i in range(n)])
+    expected = torch.stack(
+        [torch.stack([torch.dot(Q[i], K[j]) for j in range(n)]) for i in range(n)]
+    )
     assert_close(scores, expected)
 
 
@@ -61,7 +67,8 @@ def test_scaled_scores_are_scores_over_sqrt_d_k_in_the_same_order(steps):
 def test_d_k_pow_half_and_math_sqrt_agree_to_the_last_bit_at_most():
     assert 6**0.5 == math.sqrt(6)  # the page's d_k
     assert all(float(2**i) ** 0.5 == math.sqrt(2**i) for i in range(40))  # 64, 128, ...: exact
-    # `**` goes through pow(), math.sqrt is correctly rounded: they never differ by more than one ulp
+    # `**` goes through pow(), math.sqrt is correctly rounded: they never differ by more than one
+    # ulp
     assert all(abs(d**0.5 - math.sqrt(d)) <= math.ulp(math.sqrt(d)) for d in range(1, 1 << 16))
 
 
@@ -74,7 +81,9 @@ def test_weights_are_a_softmax_over_each_row(steps):
     weights, scaled = steps["weights"], steps["scaled"]
     assert bool((weights > 0).all())
     assert_close(weights.sum(dim=-1), torch.ones(weights.shape[0], device=weights.device))
-    assert_close(weights, F.softmax(scaled, dim=1))  # dim=-1 is dim=1 here: rows, not "the last row"
+    assert_close(
+        weights, F.softmax(scaled, dim=1)
+    )  # dim=-1 is dim=1 here: rows, not "the last row"
 
 
 def test_output_rows_are_weighted_sums_of_whole_rows_of_v(steps):
@@ -100,7 +109,9 @@ def dot_product_variances(d_k, n, seed):
 
 
 def test_dot_product_variance_grows_like_d_k_and_scaling_brings_it_to_one(why_scale):
-    for d_k, raw, scaled in zip(why_scale["d_ks"], why_scale["raw_var"], why_scale["scaled_var"], strict=True):
+    for d_k, raw, scaled in zip(
+        why_scale["d_ks"], why_scale["raw_var"], why_scale["scaled_var"], strict=True
+    ):
         assert 0.85 < raw / d_k < 1.15, (d_k, raw)
         assert 0.85 < scaled < 1.15, (d_k, scaled)
         assert scaled == pytest.approx(raw / d_k)  # the same dot products, divided by √d_k
@@ -145,7 +156,10 @@ def test_saturation_claim_holds_for_other_seeds(seed):
             p = torch.softmax(s, dim=-1)
             # Frobenius norm of softmax's Jacobian diag(p) - p pᵀ, per row
             jac = torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
-            results[name, d_k] = (p.max(dim=-1).values.mean().item(), jac.norm(dim=(-2, -1)).median().item())
+            results[name, d_k] = (
+                p.max(dim=-1).values.mean().item(),
+                jac.norm(dim=(-2, -1)).median().item(),
+            )
     assert results["raw", 1024][0] > 0.9 > 0.5 > results["scaled", 1024][0]
     assert results["raw", 1024][1] < 1e-3 * results["scaled", 1024][1]
     assert abs(results["scaled", 4][1] - results["scaled", 1024][1]) < 0.3 * results["scaled", 4][1]
@@ -171,7 +185,8 @@ def test_softmax_passes_a_gradient_to_every_score():
     scores.grad = None
     (torch.softmax(scores, dim=-1) * u).sum().backward()
     assert bool((scores.grad != 0).all())
-    assert_close(scores.grad.sum(), torch.zeros((), device=scores.device))  # weights always sum to 1
+    # weights always sum to 1
+    assert_close(scores.grad.sum(), torch.zeros((), device=scores.device))
 
 
 def test_argmax_one_hot_has_no_gradient_path(device):
@@ -224,15 +239,19 @@ def test_page_example_fully_masked_row_and_a_row_with_one_key_hidden(masking):
     row, with_inf, with_big = masking["row"], masking["with_inf"], masking["with_big"]
     hide_all = masking["hide_all"]
     assert bool(torch.softmax(row.masked_fill(hide_all, float("-inf")), dim=-1).isnan().all())
-    assert_close(torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1), torch.full_like(row, 1 / 3))
+    assert_close(
+        torch.softmax(row.masked_fill(hide_all, -1e9), dim=-1), torch.full_like(row, 1 / 3)
+    )
     assert with_inf[0, 0] == 0 and with_big[0, 0] == 0
     assert_close(with_inf, with_big)
-    assert_close(with_inf[0, 1:], torch.softmax(row[0, 1:], dim=-1))  # the visible keys, renormalised
+    # the visible keys, renormalised
+    assert_close(with_inf[0, 1:], torch.softmax(row[0, 1:], dim=-1))
 
 
 def test_minus_1e9_agrees_with_minus_inf_unless_a_whole_row_is_masked(device, dtype):
     scores = random(4, 4, dtype=dtype, device=device)
-    hide = torch.ones(4, 4, dtype=torch.bool, device=device).triu(1)  # causal: every row keeps a key
+    # causal: every row keeps a key
+    hide = torch.ones(4, 4, dtype=torch.bool, device=device).triu(1)
     with_inf = torch.softmax(scores.masked_fill(hide, float("-inf")), dim=-1)
     assert_close(with_inf, torch.softmax(scores.masked_fill(hide, -1e9), dim=-1))
     hide[3] = True  # now the last row has no key left
@@ -244,7 +263,9 @@ def test_minus_1e9_agrees_with_minus_inf_unless_a_whole_row_is_masked(device, dt
 def test_minus_1e9_overflows_float16_but_not_minus_inf_or_finfo_min(device):
     half = random(1, 3, device=device).half()
     hide = torch.tensor([[False, True, False]], device=device)
-    with pytest.raises(RuntimeError, match="cannot be converted to type c10::Half without overflow"):
+    with pytest.raises(
+        RuntimeError, match="cannot be converted to type c10::Half without overflow"
+    ):
         half.masked_fill(hide, -1e9)
     for fill in (float("-inf"), torch.finfo(torch.float16).min):
         weights = torch.softmax(half.masked_fill(hide, fill).float(), dim=-1)
@@ -256,11 +277,16 @@ def test_minus_1e9_overflows_float16_but_not_minus_inf_or_finfo_min(device):
 def test_float8_e4m3fn_has_no_infinity_so_minus_inf_cannot_be_stored_in_it(masking, device):
     # The page used to say that -inf "exists in every floating-point type".
     fp8 = torch.float8_e4m3fn
-    every_value = torch.arange(256, dtype=torch.uint8).view(fp8).float()  # all 256 bit patterns, decoded
+    # all 256 bit patterns, decoded
+    every_value = torch.arange(256, dtype=torch.uint8).view(fp8).float()
     assert not every_value.isinf().any()
     finite = every_value[every_value.isfinite()]
-    assert finite.min() == torch.finfo(fp8).min == -448.0 and finite.max() == torch.finfo(fp8).max == 448.0
-    assert torch.arange(256, dtype=torch.uint8).view(torch.float8_e5m2).float().isinf().sum() == 2  # ±inf
+    assert (
+        finite.min() == torch.finfo(fp8).min == -448.0
+        and finite.max() == torch.finfo(fp8).max == 448.0
+    )
+    # ±inf
+    assert torch.arange(256, dtype=torch.uint8).view(torch.float8_e5m2).float().isinf().sum() == 2
     fills = torch.tensor([float("-inf"), -1e9, torch.finfo(torch.float32).min], device=device)
     assert not fills.to(fp8).float().isinf().any()
     assert masking["stored"].isinf().tolist() == [False, False]  # the page's example
@@ -268,7 +294,8 @@ def test_float8_e4m3fn_has_no_infinity_so_minus_inf_cannot_be_stored_in_it(maski
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_page_names_every_float8_type_and_only_float8_e5m2_has_infinities(lang):
-    # The page used to call float8_e5m2 "the other 8-bit type": torch 2.13 has more float8 types than two
+    # The page used to call float8_e5m2 "the other 8-bit type": torch 2.13 has more float8 types
+    # than two
     float8 = {name: getattr(torch, name) for name in dir(torch) if name.startswith("float8_")}
     float8 = {name: dt for name, dt in float8.items() if isinstance(dt, torch.dtype)}
     page = (DOCS / f"scaled-dot-product.{lang}.md").read_text(encoding="utf-8")
@@ -276,16 +303,19 @@ def test_the_page_names_every_float8_type_and_only_float8_e5m2_has_infinities(la
     with_inf = set()
     for name, dt in float8.items():
         assert torch.finfo(dt).bits == 8
-        every_value = torch.arange(256, dtype=torch.uint8).view(dt).float()  # all 256 bit patterns, decoded
+        # all 256 bit patterns, decoded
+        every_value = torch.arange(256, dtype=torch.uint8).view(dt).float()
         if every_value.isinf().any():
             with_inf.add(name)
         finite = every_value[every_value.isfinite()]
-        assert finite.max() == torch.finfo(dt).max  # finfo describes the values the bit patterns decode to
+        # finfo describes the values the bit patterns decode to
+        assert finite.max() == torch.finfo(dt).max
     assert with_inf == {"float8_e5m2"}
 
 
 def test_cpu_casts_minus_inf_and_minus_1e9_to_float8_e4m3fn_as_its_finfo_min():
-    # torch 2.13 saturates on the CPU (older releases gave NaN), in the scalar and the vectorised code
+    # torch 2.13 saturates on the CPU (older releases gave NaN), in the scalar and the vectorised
+    # code
     fp8 = torch.float8_e4m3fn
     lowest = torch.finfo(fp8).min
     for fills in (torch.tensor([float("-inf"), -1e9, -465.0]), torch.full((1000,), float("-inf"))):
@@ -340,7 +370,9 @@ def test_page_mask_example_agrees_only_when_inverted(masking):
     assert not torch.allclose(masking["out_mha"], masking["same"], atol=1e-5)
     assert_close(
         masking["inverted"],
-        F.scaled_dot_product_attention(masking["q"], masking["k"], masking["v"], attn_mask=~masking["pad"][:, None, :]),
+        F.scaled_dot_product_attention(
+            masking["q"], masking["k"], masking["v"], attn_mask=~masking["pad"][:, None, :]
+        ),
     )
 
 
@@ -397,7 +429,9 @@ def test_weights_match_multihead_attention_weights(device, dtype):
     w_q, w_k, w_v = mha.in_proj_weight.chunk(3)
     with torch.no_grad():
         ref_out, ref_weights = mha(x, x, x, key_padding_mask=ignore)
-        out, weights = scaled_dot_product_attention(x @ w_q.T, x @ w_k.T, x @ w_v.T, mask=~ignore[:, None, :])
+        out, weights = scaled_dot_product_attention(
+            x @ w_q.T, x @ w_k.T, x @ w_v.T, mask=~ignore[:, None, :]
+        )
     assert_close(weights, ref_weights)
     assert_close(out @ mha.out_proj.weight.T, ref_out)
 
@@ -425,21 +459,53 @@ V = torch.ones(2, 6, 4)
     "args, error, message",
     [
         ((torch.ones(8), K, V), ValueError, "q must be (..., L, d), got shape (8,)"),
-        ((Q, torch.ones(2, 6, 7), V), ValueError, "q (2, 5, 8) and k (2, 6, 7) need the same feature size d_k"),
-        ((Q, K, torch.ones(2, 5, 4)), ValueError, "k (2, 6, 8) and v (2, 5, 4) need the same length L_k"),
+        (
+            (Q, torch.ones(2, 6, 7), V),
+            ValueError,
+            "q (2, 5, 8) and k (2, 6, 7) need the same feature size d_k",
+        ),
+        (
+            (Q, K, torch.ones(2, 5, 4)),
+            ValueError,
+            "k (2, 6, 8) and v (2, 5, 4) need the same length L_k",
+        ),
         ((torch.ones(2, 0, 8), K, V), ValueError, "q (2, 0, 8) has an empty dimension"),
-        ((Q, torch.ones(2, 0, 8), torch.ones(2, 0, 4)), ValueError, "k (2, 0, 8) has an empty dimension"),
-        ((torch.ones(2, 5, 0), torch.ones(2, 6, 0), V), ValueError, "q (2, 5, 0) has an empty dimension"),
+        (
+            (Q, torch.ones(2, 0, 8), torch.ones(2, 0, 4)),
+            ValueError,
+            "k (2, 0, 8) has an empty dimension",
+        ),
+        (
+            (torch.ones(2, 5, 0), torch.ones(2, 6, 0), V),
+            ValueError,
+            "q (2, 5, 0) has an empty dimension",
+        ),
         ((Q.long(), K, V), TypeError, "q (2, 5, 8) must be float, got torch.int64"),
-        ((Q, K, V.double()), TypeError, "dtypes differ: torch.float32, torch.float32, torch.float64"),
-        ((Q, torch.ones(3, 6, 8), torch.ones(3, 6, 4)), ValueError, "batches of q (2, 5, 8), k (3, 6, 8), v (3, 6, 4)"),
+        (
+            (Q, K, V.double()),
+            TypeError,
+            "dtypes differ: torch.float32, torch.float32, torch.float64",
+        ),
+        (
+            (Q, torch.ones(3, 6, 8), torch.ones(3, 6, 4)),
+            ValueError,
+            "batches of q (2, 5, 8), k (3, 6, 8), v (3, 6, 4)",
+        ),
         (
             (Q, K, V, torch.ones(5, 5, dtype=torch.bool)),
             ValueError,
             "mask (5, 5) does not broadcast to the scores (2, 5, 6)",
         ),
-        ((Q, K, V, torch.ones(3, 5, 6, dtype=torch.bool)), ValueError, "mask (3, 5, 6) does not broadcast"),
-        ((Q, K, V, torch.ones(4, 2, 5, 6, dtype=torch.bool)), ValueError, "mask (4, 2, 5, 6) does not broadcast"),
+        (
+            (Q, K, V, torch.ones(3, 5, 6, dtype=torch.bool)),
+            ValueError,
+            "mask (3, 5, 6) does not broadcast",
+        ),
+        (
+            (Q, K, V, torch.ones(4, 2, 5, 6, dtype=torch.bool)),
+            ValueError,
+            "mask (4, 2, 5, 6) does not broadcast",
+        ),
         (
             (Q, K, V, torch.ones(5, 6, dtype=torch.int64)),
             TypeError,
@@ -505,7 +571,9 @@ def test_exercise_padding_mask_on_the_query_axis_hides_rows_and_leaves_pad_keys_
     assert not right.isnan().any() and bool((right[1, :, 2:] == 0).all())
 
 
-def test_exercise_masked_softmax_gives_rows_without_keys_zero_weight_and_a_finite_gradient(exercises, device, dtype):
+def test_exercise_masked_softmax_gives_rows_without_keys_zero_weight_and_a_finite_gradient(
+    exercises, device, dtype
+):
     masked_softmax = exercises["masked_softmax"]
     scores = random(2, 5, 4, dtype=dtype, device=device).requires_grad_()
     hide = torch.zeros(2, 5, 4, dtype=torch.bool, device=device)
@@ -533,7 +601,10 @@ def test_exercise_one_combined_mask_matches_multihead_attention_with_both_masks(
     torch.manual_seed(0)
     mha = nn.MultiheadAttention(6, num_heads=1, bias=False, batch_first=True).to(device, dtype)
     x = random(3, 5, 6, dtype=dtype, device=device)
-    pad = torch.tensor([[False] * 5, [False, False, False, True, True], [False, True, True, True, True]], device=device)
+    pad = torch.tensor(
+        [[False] * 5, [False, False, False, True, True], [False, True, True, True, True]],
+        device=device,
+    )
     causal = torch.ones(5, 5, dtype=torch.bool, device=device).triu(diagonal=1)
     keep = ~(pad[:, None, :] | causal)
     assert torch.equal(keep, ~pad[:, None, :] & ~causal)  # invert first, then combine with &
@@ -548,7 +619,10 @@ def test_page_exercise_combined_mask(exercises):
     assert keep.shape == (2, 4, 4) and bool(keep.any(dim=-1).all())  # no query without a key
     assert_close(exercises["out"], exercises["ref"])
     x = exercises["x"]
-    assert_close(exercises["out"], F.scaled_dot_product_attention(x, x, x, attn_mask=~(pad[:, None] | causal)))
+    assert_close(
+        exercises["out"],
+        F.scaled_dot_product_attention(x, x, x, attn_mask=~(pad[:, None] | causal)),
+    )
 
 
 # --- figures -----------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Chapter 5 (docs/shapes.{zh,en}.md): the shape table and the common shape bugs, checked with PyTorch."""
+"""Chapter 5 (docs/shapes.{zh,en}.md): the shape table and the common shape bugs, checked with
+PyTorch."""
 
 import itertools
 
@@ -57,7 +58,9 @@ def test_table_script_traces_the_chapter_4_module(table):
 def test_table_holds_for_other_sizes(B, L, E, H, device):
     trace = {}
     MultiHeadAttention(E, H).to(device)(torch.randn(B, L, E).to(device), trace=trace)
-    assert {k: tuple(v.shape) for k, v in trace.items()} == {k: sizes(v, B, L, E, H) for k, v in TABLE.items()}
+    assert {k: tuple(v.shape) for k, v in trace.items()} == {
+        k: sizes(v, B, L, E, H) for k, v in TABLE.items()
+    }
 
 
 def test_single_head_keeps_a_head_dimension_of_size_one(table):
@@ -96,7 +99,8 @@ def test_k_mt_swaps_only_the_last_two_dimensions(device, dtype):
     K = torch.randn(2, 3, 5, 4, dtype=dtype).to(device)
     assert torch.equal(K.mT, K.transpose(-2, -1))
     assert K.mT.shape == (2, 3, 4, 5)
-    assert K.permute(3, 2, 1, 0).shape == (4, 5, 3, 2)  # what K.T would do: reverse every dimension
+    # what K.T would do: reverse every dimension
+    assert K.permute(3, 2, 1, 0).shape == (4, 5, 3, 2)
 
 
 def test_forgetting_to_transpose_k_is_silently_wrong_when_square(device, dtype):
@@ -107,7 +111,9 @@ def test_forgetting_to_transpose_k_is_silently_wrong_when_square(device, dtype):
     # the transposed product is what attention uses: compare with sdpa on a one-hot V
     q, k = Q.to(device, dtype), K.to(device, dtype)
     L = q.shape[0]
-    weights = F.scaled_dot_product_attention(q, k, torch.eye(L, dtype=dtype, device=q.device), scale=1.0)
+    weights = F.scaled_dot_product_attention(
+        q, k, torch.eye(L, dtype=dtype, device=q.device), scale=1.0
+    )
     assert_close(weights, torch.softmax(q @ k.T, dim=-1))
     assert not torch.allclose(weights, torch.softmax(q @ k, dim=-1))
 
@@ -122,7 +128,8 @@ def test_view_after_transpose_fails_and_reshape_equals_contiguous_view(device, d
 
 
 def mergeable(t, i):
-    """view's condition for merging dimensions i and i + 1: the outer stride is the inner stride times its size."""
+    """view's condition for merging dimensions i and i + 1: the outer stride is the inner stride
+    times its size."""
     return t.stride(i) == t.stride(i + 1) * t.size(i + 1)
 
 
@@ -146,7 +153,9 @@ def test_view_after_transpose_fails_only_where_the_merged_strides_do_not_line_up
                     x.view(shape)
 
 
-def test_view_after_transpose_splits_and_merges_the_dimensions_the_transpose_left_alone(device, dtype):
+def test_view_after_transpose_splits_and_merges_the_dimensions_the_transpose_left_alone(
+    device, dtype
+):
     heads = torch.randn(2, 3, 5, 4, dtype=dtype).to(device)
     B, H, L, d_k = heads.shape
     t = heads.transpose(1, 2)
@@ -171,11 +180,13 @@ def test_page_view_ok_section_views_without_copying():
 
 
 def test_view_merges_a_dimension_of_size_one_whatever_its_stride():
-    x = torch.arange(12).as_strided((3, 1, 4), (4, 100, 1))  # the size-1 dimension has a stride that fits nothing
+    # the size-1 dimension has a stride that fits nothing
+    x = torch.arange(12).as_strided((3, 1, 4), (4, 100, 1))
     assert not mergeable(x, 0) and not mergeable(x, 1)
     assert torch.equal(x.view(3, 4), torch.arange(12).view(3, 4))
     assert torch.equal(x.view(12), torch.arange(12))
-    # the summary's exception holds for the outer dimension too: (1, 3, 4) with a stride of 100 for the size-1 one
+    # the summary's exception holds for the outer dimension too: (1, 3, 4) with a stride of 100 for
+    # the size-1 one
     y = torch.arange(12).as_strided((1, 3, 4), (100, 4, 1))
     assert not mergeable(y, 0) and torch.equal(y.view(3, 4), torch.arange(12).view(3, 4))
 
@@ -200,7 +211,10 @@ def test_exercise_rule_agrees_with_view_and_split_heads_cannot_be_folded_by_view
 def test_exercise_error_message_reads_as_b_times_h_then_d_k_then_l(device):
     B, H, L, d_k = 2, 8, 128, 64
     Q, K = torch.randn(B, H, L, d_k).to(device), torch.randn(B, H, L, d_k).to(device)
-    message = r"Expected size for first two dimensions of batch2 tensor to be: \[16, 64\] but got: \[16, 128\]\."
+    message = (
+        r"Expected size for first two dimensions of batch2 tensor to be: \[16, 64\] but got: "
+        r"\[16, 128\]\."
+    )
     with pytest.raises(RuntimeError, match=message):
         Q @ K
     assert (Q @ K.mT).shape == (B, H, L, L) and H * d_k == 512
@@ -283,7 +297,9 @@ def test_default_layout_attends_across_the_batch(device, dtype):
     right_x, _ = fixed(x, x, x)
     right_y, _ = fixed(y, y, y)
     assert_close(right_x[0], right_y[0])  # with batch_first=True it does not
-    assert_close(default(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))[0].transpose(0, 1), right_x)
+    assert_close(
+        default(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))[0].transpose(0, 1), right_x
+    )
 
 
 def test_batch_first_page_example_outputs_differ():
@@ -291,7 +307,8 @@ def test_batch_first_page_example_outputs_differ():
     ns = run_script("batch_first.py")
     B, L, E = ns["B"], ns["L"], ns["d_model"]
     assert tuple(ns["weights"].shape) == (L, B, B)
-    assert ns["out"].shape == ns["out_fixed"].shape == (B, L, E)  # the wrong layout keeps the shape
+    # the wrong layout keeps the shape
+    assert ns["out"].shape == ns["out_fixed"].shape == (B, L, E)
     assert not torch.allclose(ns["out"], ns["out_fixed"], atol=1e-5)
     assert tuple(ns["weights_fixed"].shape) == (B, L, L)
     assert ns["out_lbe"].shape == (L, B, E)

@@ -1,8 +1,9 @@
 """The built site served as GitHub Pages serves it, and every page loaded in headless Chromium.
 
-Used by tests/conftest.py, which starts the server and the page loads as soon as the build starts, and by
-tests/test_browser.py. Needs Debian's chromium-headless-shell (/usr/bin/chromium-headless-shell, or any Chromium
-as $CHROMIUM) and axe-core from npm (node_modules/, see package.json); .ci/run installs both.
+Used by tests/conftest.py, which starts the server and the page loads as soon as the build starts,
+and by tests/site/test_browser.py. Needs Debian's chromium-headless-shell
+(/usr/bin/chromium-headless-shell, or any Chromium as $CHROMIUM) and axe-core from npm
+(node_modules/, see package.json); .ci/run installs both.
 """
 
 import functools
@@ -24,14 +25,15 @@ from playwright import sync_api as playwright
 
 from tests.conftest import ROOT, SUBPATH
 
-# Debian's headless build of Chromium (package chromium-headless-shell): the same engine without the desktop
-# browser around it, about a sixth less CPU per page load
+# Debian's headless build of Chromium (package chromium-headless-shell): the same engine without the
+# desktop browser around it, about a sixth less CPU per page load
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 
 class PagesHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves the site the way GitHub Pages serves a project: under SUBPATH, with 404.html for a missing path."""
+    """Serves the site the way GitHub Pages serves a project: under SUBPATH, with 404.html for a
+    missing path."""
 
     def log_message(self, *args):
         pass
@@ -57,18 +59,22 @@ class PagesHandler(http.server.SimpleHTTPRequestHandler):
 
 class PagesServer(http.server.ThreadingHTTPServer):
     def handle_error(self, request, client_address):
-        if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser that closed the socket mid-response
+        # a browser that closed the socket mid-response
+        if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
 
 class Server:
-    """The directory served under SUBPATH on a free local port, from a thread; it may still be being built."""
+    """The directory served under SUBPATH on a free local port, from a thread; it may still be being
+    built."""
 
     def __init__(self, directory: Path):
         self.httpd = PagesServer(("127.0.0.1", 0), partial(PagesHandler, directory=str(directory)))
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.origin = self.url + SUBPATH.rstrip("/")  # the host and the project's sub-path, no trailing slash
+        self.origin = self.url + SUBPATH.rstrip(
+            "/"
+        )  # the host and the project's sub-path, no trailing slash
 
     def close(self):
         self.httpd.shutdown()
@@ -76,15 +82,18 @@ class Server:
 
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-# browsers loading pages beside the other tests. One takes more than a core while it loads a page: with two, the
-# tests that train models took 15.4 s instead of 9.0 s, and the whole run took longer (by pytest's count, one
-# sitting: 117.1 and 122.9 s with one, 123.7 and 123.5 s with two; another: 107.7 s against 111.1 s)
+# browsers loading pages beside the other tests. One takes more than a core while it loads a page:
+# with two, the tests that train models took 15.4 s instead of 9.0 s, and the whole run took longer
+# (by pytest's count, one sitting: 117.1 and 122.9 s with one, 123.7 and 123.5 s with two; another:
+# 107.7 s against 111.1 s)
 WORKERS = 1
 
 
 def launch(p):
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM} (apt-get install chromium-headless-shell, or set CHROMIUM)")
+        pytest.fail(
+            f"no Chromium at {CHROMIUM} (apt-get install chromium-headless-shell, or set CHROMIUM)"
+        )
     return p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
 
 
@@ -102,7 +111,8 @@ def searchless_index(route):
     """The site's search index with its settings and no documents (see ``new_context``)."""
     status, body = searchless_index_body(route.request.url)
     try:
-        route.fulfill(status=status, body=body, content_type="application/json")  # an error: the visit sees it
+        # an error: the visit sees it
+        route.fulfill(status=status, body=body, content_type="application/json")
     except playwright.Error:
         pass  # the page or its context closed while the index was on the way: nothing waits for it
 
@@ -110,10 +120,10 @@ def searchless_index(route):
 def new_context(browser, search: bool = False, **options):
     """A browser context; unless ``search``, its pages get a search index without documents.
 
-    Material downloads the search index after every page load and builds it in a worker: about 0.7 s of CPU
-    per page here, for an index that only the search tests (``search_pages``) query. The other pages get the
-    site's own index with its documents left out, so the worker starts and sets itself up as it does for a
-    reader, without indexing every page again.
+    Material downloads the search index after every page load and builds it in a worker: about 0.7 s
+    of CPU per page here, for an index that only the search tests (``search_pages``) query. The
+    other pages get the site's own index with its documents left out, so the worker starts and sets
+    itself up as it does for a reader, without indexing every page again.
     """
     context = browser.new_context(**options)
     if not search:
@@ -159,10 +169,14 @@ class Visit:
     def transfer(self, site: Path) -> int:
         """gzip bytes of everything the first load fetched, search index excluded.
 
-        The test server sends the built files as they are: each is measured from the site directory (reading
-        every body back from the browser cost more CPU than the page load).
+        The test server sends the built files as they are: each is measured from the site directory
+        (reading every body back from the browser cost more CPU than the page load).
         """
-        files = {served_file(site, url) for url in self.fetched if "search_index.json" not in urlparse(url).path}
+        files = {
+            served_file(site, url)
+            for url in self.fetched
+            if "search_index.json" not in urlparse(url).path
+        }
         return sum(gzip_size(path) for path in files)
 
 
@@ -187,11 +201,12 @@ SHOWN_IMAGES_THAT_FAIL = """async () => {
 
 WCAG = "{type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}"
 
-# Marks every element whose text has the same contrast as text axe has already checked in this run: the same text
-# colour, size, weight and shadow, over the same backgrounds (up to the first opaque one), under the same opacity
-# and filters. Those are what axe's color-contrast reads; an element it could not judge (hidden, or scrolled out of
-# a code block) is not a representative, so its style is checked again where it is shown. Returns the styles this
-# page's check covers for the first time, and whether any shown text is left to check.
+# Marks every element whose text has the same contrast as text axe has already checked in this run:
+# the same text colour, size, weight and shadow, over the same backgrounds (up to the first opaque
+# one), under the same opacity and filters. Those are what axe's color-contrast reads; an element it
+# could not judge (hidden, or scrolled out of a code block) is not a representative, so its style is
+# checked again where it is shown. Returns the styles this page's check covers for the first time, and
+# whether any shown text is left to check.
 MARK_CHECKED_CONTRAST = """(checked) => {
   checked = new Set(checked);
   const fresh = new Set();
@@ -246,11 +261,13 @@ MARK_CHECKED_CONTRAST = """(checked) => {
 
 
 class CheckedContrast:
-    """The text styles (see MARK_CHECKED_CONTRAST) whose colour contrast axe has checked in this run.
+    """The text styles (see MARK_CHECKED_CONTRAST) whose colour contrast axe has checked in this
+    run.
 
-    Most text on the site repeats from page to page: both editions show the same code in the same highlighting
-    and the same formulas, and the notebook pages repeat the chapters' code. axe's color-contrast, most of its
-    time on a page, checks each style once, where it is first shown; every other rule checks every page whole.
+    Most text on the site repeats from page to page: both editions show the same code in the same
+    highlighting and the same formulas, and the notebook pages repeat the chapters' code. axe's
+    color-contrast, most of its time on a page, checks each style once, where it is first shown;
+    every other rule checks every page whole.
     """
 
     def __init__(self):
@@ -267,18 +284,22 @@ class CheckedContrast:
 
 
 def wcag_violations(page, checked: CheckedContrast) -> list[str]:
-    """axe-core's WCAG 2.1 A and AA violations on ``page``, colour contrast checked once per text style."""
+    """axe-core's WCAG 2.1 A and AA violations on ``page``, colour contrast checked once per text
+    style."""
     page.add_script_tag(path=str(AXE))
     marked = page.evaluate(MARK_CHECKED_CONTRAST, checked.snapshot())
-    # with no text left to check, color-contrast is off: it would still lay out a grid of the whole page
+    # with no text left to check, color-contrast is off: it would still lay out a grid of the whole
+    # page
     contrast = "true" if marked["left"] else "false"
     # resultTypes: only violations are reported in full; passes are counted, not described (3x faster)
     report = page.evaluate(
-        f"axe.run(document, {{runOnly: {WCAG}, rules: {{'color-contrast': {{enabled: {contrast}}}}},"
-        " resultTypes: ['violations']})"
+        f"axe.run(document, {{runOnly: {WCAG}, rules: {{'color-contrast': {{enabled: {contrast}}}}}, resultTypes: ['violations']}})"
     )
     checked.add(marked["fresh"])
-    return [f"{v['id']}: {v['help']} ({len(v['nodes'])}× e.g. {v['nodes'][0]['target']})" for v in report["violations"]]
+    return [
+        f"{v['id']}: {v['help']} ({len(v['nodes'])}× e.g. {v['nodes'][0]['target']})"
+        for v in report["violations"]
+    ]
 
 
 def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict:
@@ -289,11 +310,14 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
         for path in paths:
             context = new_context(browser)
             visit = Visit(context, origin)
-            # every request, whatever it is for: the network idle for 500 ms (figures load lazily, after the load event)
+            # every request, whatever it is for: the network idle for 500 ms (figures load lazily,
+            # after the load event)
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
             visit.violations = wcag_violations(visit.page, checked)
-            visit.page.set_viewport_size({"width": 390, "height": 844})  # a phone's width: is the page wider?
+            visit.page.set_viewport_size(
+                {"width": 390, "height": 844}
+            )  # a phone's width: is the page wider?
             visit.phone_width = visit.page.evaluate("document.documentElement.scrollWidth")
             results[path] = visit
             context.close()
@@ -309,16 +333,20 @@ def in_site(url: str) -> str:
 
 
 class PageLoads:
-    """Every page loaded once, in WORKERS browsers in background threads, as soon as ``build`` is done.
+    """Every page loaded once, in WORKERS browsers in background threads, as soon as ``build`` is
+    done.
 
-    Started with the build (tests/conftest.py), the loads wait on the build, then on Chromium, not on the test
-    process: they overlap with the other tests. The tests that read them (those using ``visits``) run last.
+    Started with the build (tests/conftest.py), the loads wait on the build, then on Chromium,
+    not on the test process: they overlap with the other tests. The tests that read them (those
+    using ``visits``) run last.
     """
 
     def __init__(self, build, origin: str):
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="page-loads")
         checked = CheckedContrast()  # shared by the workers
-        self.futures = [self.pool.submit(self.load, build, origin, worker, checked) for worker in range(WORKERS)]
+        self.futures = [
+            self.pool.submit(self.load, build, origin, worker, checked) for worker in range(WORKERS)
+        ]
 
     @staticmethod
     def load(build, origin: str, worker: int, checked: CheckedContrast) -> dict:

@@ -1,4 +1,5 @@
-"""Notebook edition: generated from the chapter pages, each chapter executed once, shared by both languages."""
+"""Notebook edition: generated from the chapter pages, each chapter executed once, shared by both
+languages."""
 
 import html
 import os
@@ -38,31 +39,43 @@ def page_text(chapter, lang):
 
 
 def download(site, chapter, lang):
-    return nbformat.read(edition(site, lang) / "notebooks" / chapter / f"{chapter}.ipynb", as_version=4)
+    return nbformat.read(
+        edition(site, lang) / "notebooks" / chapter / f"{chapter}.ipynb", as_version=4
+    )
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
 def test_notebook_code_is_exactly_the_chapter_pages_code(chapter, lang):
     notebook = chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter)
-    assert page_code_of(notebook) == [block.code.rstrip("\n") for block in Page(DOCS / f"{chapter}.{lang}.md").blocks]
+    assert page_code_of(notebook) == [
+        block.code.rstrip("\n") for block in Page(DOCS / f"{chapter}.{lang}.md").blocks
+    ]
 
 
 @pytest.mark.parametrize("chapter", chapters())
 def test_both_editions_of_a_chapter_share_one_execution(chapter):
-    codes = [page_code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter)) for lang in LANGS]
+    codes = [
+        page_code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter))
+        for lang in LANGS
+    ]
     assert all(code == codes[0] for code in codes)
 
 
 def test_the_same_chapter_gives_the_same_notebook_file():
-    # nbformat's cell ids are random: a notebook rewritten on every build would never let mkdocs serve settle
+    # nbformat's cell ids are random: a notebook rewritten on every build would never let mkdocs serve
+    # settle
     page = Page(DOCS / "qkv.zh.md")
-    assert nbformat.writes(chapter_notebook(page, "qkv")) == nbformat.writes(chapter_notebook(page, "qkv"))
+    assert nbformat.writes(chapter_notebook(page, "qkv")) == nbformat.writes(
+        chapter_notebook(page, "qkv")
+    )
 
 
 def test_notebook_follows_an_edited_snippet(tmp_path):
     original = (ROOT / "snippets/dot_product/two_vectors.py").read_text(encoding="utf-8")
     (tmp_path / "snippets/dot_product").mkdir(parents=True)
-    (tmp_path / "snippets/dot_product/two_vectors.py").write_text(original.replace("1.0, 0.8", "1.0, 0.7"))
+    (tmp_path / "snippets/dot_product/two_vectors.py").write_text(
+        original.replace("1.0, 0.8", "1.0, 0.7")
+    )
     settings = {**snippet_settings(), "base_path": [str(tmp_path)]}
     text = '# T\n\n```python\n--8<-- "snippets/dot_product/two_vectors.py:dot"\n```\n'
     before = chapter_notebook(Page(DOCS / "dot-product.zh.md", text), "dot-product")
@@ -71,7 +84,8 @@ def test_notebook_follows_an_edited_snippet(tmp_path):
     assert run_key(code_of(before)) != run_key(code_of(after))
 
 
-# --- the run cache: never a stale or edited entry -----------------------------------------------------------------
+# --- the run cache: never a stale or edited entry
+# -----------------------------------------------------------------
 
 
 @pytest.fixture
@@ -142,8 +156,8 @@ x = 1"""
 
 
 def test_a_chapter_runs_in_a_fresh_ipython_kernel_of_its_own(monkeypatch):
-    # a process and session of its own, ipykernel's shell, an empty working directory, the environment of the
-    # build, nothing left from an earlier kernel
+    # a process and session of its own, ipykernel's shell, an empty working directory, the environment
+    # of the build, nothing left from an earlier kernel
 
     monkeypatch.setenv("QKV_KERNEL_TEST", "seen")
     runs = [notebooks.execute([KERNEL_FACTS])[0][0]["text"].splitlines() for _ in range(2)]
@@ -164,7 +178,9 @@ def test_chapters_executed_side_by_side_each_get_their_own_outputs():
 def test_a_rendering_the_manifest_does_not_vouch_for_is_rendered_again(tmp_path):
     from qkvsite.cache import check_directory, manifest, vouch_for_directory
 
-    pages = tmp_path / "pages"  # as mkdocs-jupyter's: it deletes what it does not know there, so the manifest is beside
+    pages = (
+        tmp_path / "pages"
+    )  # as mkdocs-jupyter's: it deletes what it does not know there, so the manifest is beside
     pages.mkdir()
     (pages / "a.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
     (pages / "b.json").write_text('{"content": "<p>ok</p>"}', encoding="utf-8")
@@ -174,7 +190,8 @@ def test_a_rendering_the_manifest_does_not_vouch_for_is_rendered_again(tmp_path)
     (pages / "c.json").write_text('{"content": "<p>unknown</p>"}', encoding="utf-8")
     assert sorted(p.name for p in check_directory(pages, "renderer 1")) == ["b.json", "c.json"]
     assert [p.name for p in pages.iterdir()] == ["a.json"]
-    assert [p.name for p in check_directory(pages, "renderer 2")] == ["a.json"]  # another template, say
+    # another template, say
+    assert [p.name for p in check_directory(pages, "renderer 2")] == ["a.json"]
 
 
 def test_renderings_of_another_template_go_to_another_directory(tmp_path, monkeypatch):
@@ -182,7 +199,9 @@ def test_renderings_of_another_template_go_to_another_directory(tmp_path, monkey
 
     before = hook.rendered_pages("en")
     edited = tmp_path / "notebook.html.j2"
-    edited.write_text(hook.TEMPLATE.read_text(encoding="utf-8") + "<!-- edited -->", encoding="utf-8")
+    edited.write_text(
+        hook.TEMPLATE.read_text(encoding="utf-8") + "<!-- edited -->", encoding="utf-8"
+    )
     monkeypatch.setattr(hook, "TEMPLATE", edited)
     assert hook.rendered_pages("en") != before and hook.rendered_pages("en").parent == before.parent
 
@@ -203,7 +222,9 @@ def test_nbconvert_finds_the_sites_notebook_template_first_on_jupyters_path(monk
     exporter = HTMLExporter(
         template_file="mkdocs_html/notebook.html.j2",
         extra_template_paths=[settings.templates_dir],
-        filters={"highlight_code": Highlight2HTML()},  # as mkdocs-jupyter gives it (its own, for the cells' code)
+        filters={
+            "highlight_code": Highlight2HTML()
+        },  # as mkdocs-jupyter gives it (its own, for the cells' code)
     )
     assert exporter.template.filename == str(hook.TEMPLATE)
     assert jupyter.config["cache_dir"] == str(hook.rendered_pages(config.default_language()))
@@ -229,21 +250,26 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_the_chapters_an_edit_change
     hook.prepare(build)
     assert made == [[]]  # nothing changed: nothing made
     made.clear()
-    monkeypatch.setattr(notebooks.RUNS, "used", set())  # a new build of the same process (`mkdocs serve`)
+    # a new build of the same process (`mkdocs serve`)
+    monkeypatch.setattr(notebooks.RUNS, "used", set())
     edited = chapters()[1]
     hook._made[edited] = ("made from an older page", hook._made[edited][1])
     hook.prepare(build)
     assert made == [[edited]]
-    assert {run for _, run in hook._made.values()} <= notebooks.RUNS.used  # none evicted at the end of the build
+    # none evicted at the end of the build
+    assert {run for _, run in hook._made.values()} <= notebooks.RUNS.used
     made.clear()
     download = notebooks.GENERATED / notebooks.Edition(chapters()[0], LANGS[0]).download
     written = download.read_bytes()
-    download.write_bytes(written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/"))  # another build's links
+    download.write_bytes(
+        written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/")
+    )  # another build's links
     hook.prepare(build)
     assert made == [[chapters()[0]]] and download.read_bytes() == written
 
 
-# --- the built site --------------------------------------------------------------------------------------------
+# --- the built site
+# --------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
@@ -257,13 +283,18 @@ def test_notebook_page_shows_the_outputs_of_its_execution(site, chapter, lang):
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
-def test_notebook_page_carries_the_sites_scripts_only_and_no_stylesheet_of_its_own(site, chapter, lang):
+def test_notebook_page_carries_the_sites_scripts_only_and_no_stylesheet_of_its_own(
+    site, chapter, lang
+):
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
     chapter_page = (edition(site, lang) / chapter / "index.html").read_text(encoding="utf-8")
-    scripts = lambda html: sorted(Path(src).name for src in re.findall(r'<script src="([^"]*)"', html))  # noqa: E731
+    scripts = lambda html: sorted(
+        Path(src).name for src in re.findall(r'<script src="([^"]*)"', html)
+    )  # noqa: E731
     assert scripts(page) == scripts(chapter_page)
     assert "text/x-mathjax-config" not in page and "<clipboard-copy" not in page
-    # no JupyterLab stylesheet, and not the Pygments one mkdocs-jupyter appends as a Python list (every rule dead)
+    # no JupyterLab stylesheet, and not the Pygments one mkdocs-jupyter appends as a Python list
+    # (every rule dead)
     content = page[page.index('<div class="md-content"') : page.index('<footer class="md-footer"')]
     assert "<style" not in content
 
@@ -278,7 +309,10 @@ def test_notebook_page_links_its_download_and_colab_and_says_it_is_a_notebook(si
     assert f'href="{notebooks.colab_url(REPO_URL, chapter, lang)}"' in page
     title = Page(DOCS / f"{chapter}.{lang}.md").title
     h1 = notebooks.TITLE[lang].format(title)
-    assert f"<title>{html.escape(h1, quote=False)}" in page and f">{html.escape(h1, quote=False)}<" in page
+    assert (
+        f"<title>{html.escape(h1, quote=False)}" in page
+        and f">{html.escape(h1, quote=False)}<" in page
+    )
     nbformat.validate(download(site, chapter, lang))
 
 
@@ -291,23 +325,30 @@ def test_a_downloaded_notebook_says_how_to_run_it_and_does_not_link_itself(site,
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
 def test_downloaded_notebook_carries_the_chapters_figures(site, chapter, lang):
-    attached = [name for cell in download(site, chapter, lang).cells for name in cell.get("attachments", {})]
+    attached = [
+        name for cell in download(site, chapter, lang).cells for name in cell.get("attachments", {})
+    ]
     shown = re.findall(r"\]\(figures/([\w-]+\.svg)\)", page_text(chapter, lang))
     assert attached == shown  # none for a chapter without figures
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
-def test_downloaded_notebook_carries_the_outputs_of_a_fresh_kernel_run_of_exactly_its_code(site, chapter, lang):
-    # the build ran the chapter top to bottom in a fresh kernel (or reused a run of the same code, torch, Python and
-    # device); the run key in the notebook ties its outputs to its code
+def test_downloaded_notebook_carries_the_outputs_of_a_fresh_kernel_run_of_exactly_its_code(
+    site, chapter, lang
+):
+    # the build ran the chapter top to bottom in a fresh kernel (or reused a run of the same code,
+    # torch, Python and device); the run key in the notebook ties its outputs to its code
     notebook = download(site, chapter, lang)
     code = code_of(notebook)
     assert notebook.metadata["qkv"]["run"] == run_key([strip_comment(code[0]), *code[1:]])
     cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert [cell.execution_count for cell in cells] == list(range(1, len(cells) + 1))
     assert not any(output.output_type == "error" for cell in cells for output in cell.outputs)
-    # what the cells print, and nothing on stderr (torch's profiler logs every start and stop there unless told not to)
-    assert [output.text for cell in cells for output in cell.outputs if output.get("name") == "stderr"] == []
+    # what the cells print, and nothing on stderr (torch's profiler logs every start and stop there
+    # unless told not to)
+    assert [
+        output.text for cell in cells for output in cell.outputs if output.get("name") == "stderr"
+    ] == []
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -315,22 +356,21 @@ def test_a_notebook_first_checks_for_the_oldest_supported_torch(lang):
     notebook = chapter_notebook(Page(DOCS / f"qkv.{lang}.md"), "qkv")
     setup = code_of(notebook)[0]
     torch_version, python = config.oldest_supported()
-    assert f'%pip install "torch>={torch_version}"' in setup and "Python" in setup and python in setup
+    assert (
+        f'%pip install "torch>={torch_version}"' in setup and "Python" in setup and python in setup
+    )
 
 
 def test_a_box_is_drawn_and_a_collapsible_one_folds_in_the_notebook_too_unless_it_holds_code():
-    text = (
-        "# 2. Title\n\n"
-        '??? success "Answer with `code`"\n\n    It folds.\n\n'
-        '???+ info "Open"\n\n    Open at first.\n\n'
-        '!!! note "Note"\n\n    A box.\n\n'
-        '??? example "Code"\n\n    ```python\n    x = 1\n    ```\n'
-    )
+    text = '# 2. Title\n\n??? success "Answer with `code`"\n\n    It folds.\n\n???+ info "Open"\n\n    Open at first.\n\n!!! note "Note"\n\n    A box.\n\n??? example "Code"\n\n    ```python\n    x = 1\n    ```\n'
     markdown = chapter_markdown(Page(DOCS / "qkv.en.md", text=text), "qkv")
     folded = '<details class="success"><summary>Answer with <code>code</code></summary>\n\nIt folds.\n\n</details>'
     assert folded in markdown
     assert '<details class="info" open><summary>Open</summary>' in markdown
-    assert '<aside class="admonition note"><p class="admonition-title">Note</p>\n\nA box.\n\n</aside>' in markdown
+    assert (
+        '<aside class="admonition note"><p class="admonition-title">Note</p>\n\nA box.\n\n</aside>'
+        in markdown
+    )
     assert "**Code**\n\n```python\nx = 1\n```" in markdown  # code stays a cell of its own
 
 
@@ -339,17 +379,25 @@ def test_a_notebooks_setup_cell_names_the_newest_torch_one_of_its_cells_needs(la
     def setup(chapter: str) -> str:
         return code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter))[0]
 
-    assert "requires torch >= X.Y" in setup("scaled-dot-product") and "2.7" in setup("scaled-dot-product")
-    assert "requires torch" not in setup("dot-product")  # every cell runs on the oldest supported torch
+    assert "requires torch >= X.Y" in setup("scaled-dot-product") and "2.7" in setup(
+        "scaled-dot-product"
+    )
+    # every cell runs on the oldest supported torch
+    assert "requires torch" not in setup("dot-product")
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
-def test_every_section_link_and_contents_entry_of_a_notebook_page_leads_to_its_section(site, chapter, lang):
+def test_every_section_link_and_contents_entry_of_a_notebook_page_leads_to_its_section(
+    site, chapter, lang
+):
     ids = lambda html: set(re.findall(r'\bid="([^"]+)"', html))  # noqa: E731
-    links = lambda html, to: {urllib.parse.unquote(a) for a in re.findall(rf'href="{to}#([^"]+)"', html)}  # noqa: E731
+    links = lambda html, to: {
+        urllib.parse.unquote(a) for a in re.findall(rf'href="{to}#([^"]+)"', html)
+    }  # noqa: E731
     root = Path(site) / config.url_prefix(lang)
     notebook = (root / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
-    assert links(notebook, "") <= ids(notebook)  # within the notebook page (a browser decodes %E6...)
+    # within the notebook page (a browser decodes %E6...)
+    assert links(notebook, "") <= ids(notebook)
     chapter_page = (root / chapter / "index.html").read_text(encoding="utf-8")
     assert links(notebook, rf"\.\./\.\./{chapter}/") <= ids(chapter_page)  # on the chapter page
 
@@ -358,6 +406,8 @@ def test_every_section_link_and_contents_entry_of_a_notebook_page_leads_to_its_s
 def test_a_downloaded_notebook_links_the_published_site_not_relative_paths(site, chapter, lang):
     from tests.conftest import SITE_URL
 
-    text = "\n".join(cell.source for cell in download(site, chapter, lang).cells if cell.cell_type == "markdown")
+    text = "\n".join(
+        cell.source for cell in download(site, chapter, lang).cells if cell.cell_type == "markdown"
+    )
     assert "](../" not in text
     assert f"]({SITE_URL}{config.url_prefix(lang)}{chapter}/)" in text

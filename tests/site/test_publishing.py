@@ -1,4 +1,5 @@
-"""The site as published: under a sub-path (SITE_URL), linked to its source (REPO_URL), with link previews."""
+"""The site as published: under a sub-path (SITE_URL), linked to its source (REPO_URL), with link
+previews."""
 
 import itertools
 import re
@@ -30,7 +31,10 @@ def head(html: str) -> str:
 def meta(html: str, key: str) -> list[str]:
     """The content of every <meta property|name="key"> in the head."""
     return [
-        unescape(m) for m in re.findall(rf'<meta (?:property|name)="{re.escape(key)}" content="([^"]*)"', head(html))
+        unescape(m)
+        for m in re.findall(
+            rf'<meta (?:property|name)="{re.escape(key)}" content="([^"]*)"', head(html)
+        )
     ]
 
 
@@ -38,7 +42,9 @@ def sitemap(site) -> dict[str, dict[str, str]]:
     """Each <loc> of sitemap.xml with its hreflang alternates."""
     root = ET.parse(site / "sitemap.xml").getroot()
     return {
-        url.find("s:loc", NS).text: {a.get("hreflang"): a.get("href") for a in url.findall("x:link", NS)}
+        url.find("s:loc", NS).text: {
+            a.get("hreflang"): a.get("href") for a in url.findall("x:link", NS)
+        }
         for url in root.findall("s:url", NS)
     }
 
@@ -49,7 +55,9 @@ def test_sitemap_lists_every_page_of_both_editions_under_site_url_with_hreflang_
         name = config.page_name(page)
         loc = SITE_URL + config.page_url(name, config.language_of(page))
         assert loc in entries, loc
-        assert entries[loc] == {lang: SITE_URL + config.page_url(name, lang) for lang in config.languages()}
+        assert entries[loc] == {
+            lang: SITE_URL + config.page_url(name, lang) for lang in config.languages()
+        }
     assert "None" not in (site / "sitemap.xml").read_text(encoding="utf-8")
 
 
@@ -62,11 +70,16 @@ def test_every_page_has_its_canonical_url_and_link_preview_in_its_language(site,
     assert meta(html, "og:url") == [url]
     assert meta(html, "og:locale") == [{"zh": "zh_CN", "en": "en_US"}[lang]]
     title = Page(page).title
-    assert title in meta(html, "og:title")[0] and meta(html, "twitter:title") == meta(html, "og:title")
+    assert title in meta(html, "og:title")[0] and meta(html, "twitter:title") == meta(
+        html, "og:title"
+    )
     (description,) = meta(html, "og:description")
     assert len(description) > 20 and description == meta(html, "description")[0]
     (image,) = meta(html, "og:image")
-    assert image.startswith(SITE_URL) and (site / image.removeprefix(SITE_URL)).read_bytes()[:4] == b"\x89PNG"
+    assert (
+        image.startswith(SITE_URL)
+        and (site / image.removeprefix(SITE_URL)).read_bytes()[:4] == b"\x89PNG"
+    )
     assert meta(html, "twitter:card") == ["summary_large_image"]
 
 
@@ -83,13 +96,19 @@ def test_every_link_preview_card_shows_the_whole_title_inside_its_margins(lang):
         renderer = FigureCanvasAgg(fig).get_renderer()
         texts = fig.axes[0].texts
         heading = texts[1]
-        assert "".join(heading.get_text().split()) == "".join(title.split()), title  # all of it, in order
-        assert heading.get_text().split() == title.split() or lang == "zh", title  # English breaks between words
+        # all of it, in order
+        assert "".join(heading.get_text().split()) == "".join(title.split()), title
+        # English breaks between words
+        assert heading.get_text().split() == title.split() or lang == "zh", title
         lines = heading.get_text().split("\n")
-        assert not any(a[-1] in OPENING or b[0] in CLOSING for a, b in itertools.pairwise(lines)), lines
+        assert not any(a[-1] in OPENING or b[0] in CLOSING for a, b in itertools.pairwise(lines)), (
+            lines
+        )
         for text in texts:
             box = text.get_window_extent(renderer)
-            assert 0 <= box.x0 and box.x1 <= WIDTH * (1 - MARGIN) and 0 <= box.y0 and box.y1 <= HEIGHT, (title, text)
+            assert (
+                0 <= box.x0 and box.x1 <= WIDTH * (1 - MARGIN) and 0 <= box.y0 and box.y1 <= HEIGHT
+            ), (title, text)
 
 
 @pytest.mark.parametrize("lang", config.languages())
@@ -106,13 +125,16 @@ def test_a_notebook_pages_link_preview_card_shows_its_chapters_title(site, chapt
 
 
 def test_the_cards_drawn_before_the_first_pass_are_every_card_the_site_shows(site):
-    # the build draws the missing cards before it reads its pages: from the page files and each language's site name
+    # the build draws the missing cards before it reads its pages: from the page files and each
+    # language's site name
     from mkdocs.config import load_config
 
     from qkvsite.cards import CACHE, card_key
     from qkvsite.hooks.social import every_card
 
-    ahead = {CACHE.get(card_key(*card)) for card in every_card(load_config(str(ROOT / "mkdocs.yml")))}
+    ahead = {
+        CACHE.get(card_key(*card)) for card in every_card(load_config(str(ROOT / "mkdocs.yml")))
+    }
     assert {path.read_bytes() for path in site.rglob("cards/*.png")} == ahead
 
 
@@ -139,11 +161,16 @@ def test_every_code_block_title_links_to_the_lines_of_its_snippet_section(site, 
     for (href, shown), block in zip(links, blocks, strict=True):
         include = block.includes[0]
         assert shown == include.path
-        match = re.fullmatch(rf"{re.escape(REPO_URL)}/blob/main/(\S+)#L(\d+)-L(\d+)", unescape(href))
+        match = re.fullmatch(
+            rf"{re.escape(REPO_URL)}/blob/main/(\S+)#L(\d+)-L(\d+)", unescape(href)
+        )
         assert match and match[1] == include.path, href
         lines = (config.ROOT / include.path).read_text(encoding="utf-8").split("\n")
         first, last = int(match[2]), int(match[3])
-        assert f"[start:{include.section}]" in lines[first - 2] and f"[end:{include.section}]" in lines[last]
+        assert (
+            f"[start:{include.section}]" in lines[first - 2]
+            and f"[end:{include.section}]" in lines[last]
+        )
 
 
 def test_the_home_page_links_the_readme_in_the_repository(site):
@@ -159,7 +186,9 @@ def test_404_pages_use_the_site_root_for_styles_and_links(site, lang):
     base = SUBPATH
     hrefs = re.findall(r'(?:href|src)="([^"#]+)"', html)
     local = [h for h in hrefs if not h.startswith(("http://", "https://", "data:"))]
-    assert local and all(h.startswith(base) for h in local), [h for h in local if not h.startswith(base)]
+    assert local and all(h.startswith(base) for h in local), [
+        h for h in local if not h.startswith(base)
+    ]
     assert f'<html lang="{lang}"' in html
 
 
@@ -171,7 +200,9 @@ def test_404_pages_use_the_site_root_for_styles_and_links(site, lang):
         ("https://gitlab.com/someone/qkv.git", "https://github.com/OWNER/REPO"),
     ],
 )
-def test_a_local_build_links_the_github_repository_its_clone_came_from(tmp_path, monkeypatch, remote, repo):
+def test_a_local_build_links_the_github_repository_its_clone_came_from(
+    tmp_path, monkeypatch, remote, repo
+):
     import subprocess
     from types import SimpleNamespace
 

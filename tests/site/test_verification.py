@@ -1,4 +1,5 @@
-"""The footer and the Verification page claim only what a record proves about the pages as they are now."""
+"""The footer and the Verification page claim only what a record proves about the pages as they are
+now."""
 
 import copy
 import shutil
@@ -63,8 +64,7 @@ def test_a_record_without_a_fingerprint_proves_nothing():
 def test_an_old_torch_that_skipped_the_newer_blocks_is_claimed_apart():
     recs = [record(), record(torch="2.1.2", passed=8, skipped=2)]
     assert footer(recs).startswith(
-        "Every code block has run on CPU with its output checked: torch 2.13.0 "
-        "(on torch 2.1.2 too, except the blocks labelled with a newer torch);"
+        "Every code block has run on CPU with its output checked: torch 2.13.0 (on torch 2.1.2 too, except the blocks labelled with a newer torch);"
     )
 
 
@@ -80,7 +80,9 @@ def test_the_page_marks_which_records_ran_the_current_code():
     assert "| yes |" in rows[0] and "| no (an earlier version) |" in rows[1]
 
 
-def test_the_fingerprint_follows_how_blocks_run_and_what_they_are_checked_against_not_prose(tmp_path):
+def test_the_fingerprint_follows_how_blocks_run_and_what_they_are_checked_against_not_prose(
+    tmp_path,
+):
     page = tmp_path / "page.en.md"
 
     def fingerprint(text):
@@ -95,11 +97,15 @@ def test_the_fingerprint_follows_how_blocks_run_and_what_they_are_checked_agains
     assert fingerprint(base.replace("```text\n1", "```text\n2"))["digest"] != first["digest"]
     ignoring_whitespace = base.replace("expected-output-->", "expected-output-ignore-whitespace-->")
     assert fingerprint(ignoring_whitespace)["digest"] != first["digest"]  # compared another way
-    assert fingerprint(base.replace("print(1)", "# requires torch >= 2.5\nprint(1)"))["digest"] != first["digest"]
+    assert (
+        fingerprint(base.replace("print(1)", "# requires torch >= 2.5\nprint(1)"))["digest"]
+        != first["digest"]
+    )
 
 
 def test_removing_a_cont_marker_makes_every_record_of_the_pages_stale(tmp_path):
-    # the same code and outputs: the second block now runs alone (and fails with a NameError), not after the first
+    # the same code and outputs: the second block now runs alone (and fails with a NameError), not
+    # after the first
     page = tmp_path / "page.en.md"
     chain = "```python\nx = 1\n```\n\n<!--pytest-codeblocks:cont-->\n```python\nprint(x)\n```\n"
     page.write_text(chain, encoding="utf-8")
@@ -110,14 +116,22 @@ def test_removing_a_cont_marker_makes_every_record_of_the_pages_stale(tmp_path):
 
 
 def test_a_run_that_had_cuda_is_recorded_on_cuda_whether_or_not_it_was_required(monkeypatch):
-    environment = {"cuda": {"device": "NVIDIA H200", "capability": "9.0", "version": "13.0"}, "torch": "2.13.0"}
+    environment = {
+        "cuda": {"device": "NVIDIA H200", "capability": "9.0", "version": "13.0"},
+        "torch": "2.13.0",
+    }
     monkeypatch.setattr(records, "environment", lambda: environment)
     monkeypatch.setattr(records, "fingerprint", lambda: CURRENT)
     counts = {"passed": 1, "failed": 0, "skipped": 0}
     ran = records.record(require_cuda=False, page_blocks=counts, tests=counts, command="pytest")
     assert (ran["device"], ran["require_cuda"]) == ("cuda", False)
     monkeypatch.setattr(records, "environment", lambda: {**environment, "cuda": None})
-    assert records.record(require_cuda=False, page_blocks=counts, tests=counts, command="pytest")["device"] == "cpu"
+    assert (
+        records.record(require_cuda=False, page_blocks=counts, tests=counts, command="pytest")[
+            "device"
+        ]
+        == "cpu"
+    )
 
 
 def test_make_record_refuses_a_tree_with_uncommitted_changes(tmp_path):
@@ -127,17 +141,28 @@ def test_make_record_refuses_a_tree_with_uncommitted_changes(tmp_path):
     git = ["git", "-c", "user.name=qkv", "-c", "user.email=qkv@example.invalid"]
     for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "a page"]):
         subprocess.run([*git, *command], cwd=tmp_path, check=True)
-    assert subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode == 0
+    assert (
+        subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode
+        == 0
+    )
     (tmp_path / "verification" / "records").mkdir(parents=True)
     (tmp_path / "verification" / "records" / "a-run.json").write_text("{}\n", encoding="utf-8")
-    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)  # a record written by a run: not a change of code
-    assert subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode == 0
+    # a record written by a run: not a change of code
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    assert (
+        subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True).returncode
+        == 0
+    )
     (tmp_path / "page.md").write_text("an edit not yet committed\n", encoding="utf-8")
-    refused = subprocess.run(["make", "-s", "committed"], cwd=tmp_path, capture_output=True, text=True)
+    refused = subprocess.run(
+        ["make", "-s", "committed"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert refused.returncode != 0 and "commit or stash your changes first" in refused.stderr
 
 
-def test_a_record_calls_its_run_clean_though_the_records_it_writes_are_uncommitted(tmp_path, monkeypatch):
+def test_a_record_calls_its_run_clean_though_the_records_it_writes_are_uncommitted(
+    tmp_path, monkeypatch
+):
     git = ["git", "-c", "user.name=qkv", "-c", "user.email=qkv@example.invalid"]
     (tmp_path / "verification" / "records").mkdir(parents=True)
     (tmp_path / "verification" / "records" / "a-run.json").write_text("{}\n", encoding="utf-8")
@@ -145,7 +170,9 @@ def test_a_record_calls_its_run_clean_though_the_records_it_writes_are_uncommitt
     for command in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "a page"]):
         subprocess.run([*git, *command], cwd=tmp_path, check=True)
     monkeypatch.setattr(records, "ROOT", tmp_path)
-    (tmp_path / "verification" / "records" / "a-run.json").write_text('{"rewritten": true}\n', encoding="utf-8")
+    (tmp_path / "verification" / "records" / "a-run.json").write_text(
+        '{"rewritten": true}\n', encoding="utf-8"
+    )
     assert records._commit()["clean"] is True
     (tmp_path / "page.md").write_text("an edit\n", encoding="utf-8")
     assert records._commit()["clean"] is False

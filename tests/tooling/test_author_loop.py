@@ -1,4 +1,5 @@
-"""`mkdocs serve`: what an edit rebuilds, and what the build itself writes without starting another rebuild."""
+"""`mkdocs serve`: what an edit rebuilds, and what the build itself writes without starting another
+rebuild."""
 
 import logging
 import os
@@ -13,7 +14,8 @@ from qkvsite.config import DOCS, ROOT
 
 @contextmanager
 def touched(path: Path):
-    """The file looks modified (a newer mtime, the same content); its times are restored afterwards."""
+    """The file looks modified (a newer mtime, the same content); its times are restored
+    afterwards."""
     before = path.stat()
     try:
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
@@ -22,14 +24,20 @@ def touched(path: Path):
         os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
-EDITS = ["docs/qkv.zh.md", "docs/stylesheets/extra.css", "mkdocs.yml", "snippets/qkv/projections.py"]
-EDITS += ["qkvsite/figures/qkv.py"]
+EDITS = [
+    "docs/qkv.zh.md",
+    "docs/stylesheets/extra.css",
+    "mkdocs.yml",
+    "snippets/qkv/projections.py",
+]
+EDITS += ["figures/qkv.py"]
 
 
 @pytest.fixture(scope="module")
 def rebuilt_for(site, tmp_path_factory) -> str:
-    """What made a live-reload server, watching what `mkdocs serve` watches, want a rebuild, when the files the
-    build generates (``site`` first: it wrote them) and those an author edits were all touched at once."""
+    """What made a live-reload server, watching what `mkdocs serve` watches, want a rebuild, when
+    the files the build generates (``site`` first: it wrote them) and those an author edits were all
+    touched at once."""
     from mkdocs.config import load_config
     from mkdocs.livereload import LiveReloadServer
 
@@ -82,13 +90,17 @@ def test_serve_does_not_rebuild_when_the_build_writes_its_notebooks(rebuilt_for)
 
 
 @pytest.mark.parametrize("edited", EDITS)
-def test_serve_rebuilds_after_an_edit_to_a_page_its_assets_the_settings_a_snippet_or_a_figure(rebuilt_for, edited):
+def test_serve_rebuilds_after_an_edit_to_a_page_its_assets_the_settings_a_snippet_or_a_figure(
+    rebuilt_for, edited
+):
     assert str(ROOT / edited) in rebuilt_for
 
 
-def test_an_edited_figure_module_is_imported_again_and_its_figures_get_new_cache_keys(tmp_path, monkeypatch):
-    # under `mkdocs serve` the build runs in one process: a drawing function edited since it was imported must be
-    # the one that draws, and its figures must not be taken from the cache
+def test_an_edited_figure_module_is_imported_again_and_its_figures_get_new_cache_keys(
+    tmp_path, monkeypatch
+):
+    # under `mkdocs serve` the build runs in one process: a drawing function edited since it was
+    # imported must be the one that draws, and its figures must not be taken from the cache
     from qkvsite import figure_cache
     from qkvsite.figures import FIGURES, load_all
 
@@ -102,7 +114,8 @@ def test_an_edited_figure_module_is_imported_again_and_its_figures_get_new_cache
 
     def key_after_writing(source: bytes) -> str:
         module.write_bytes(source)
-        os.utime(module, ns=(0, module.stat().st_mtime_ns + 10**9))  # a write seen as one, however soon
+        # a write seen as one, however soon
+        os.utime(module, ns=(0, module.stat().st_mtime_ns + 10**9))
         return figure_cache.sources_key(before.example, module)
 
     # the module's copy, edited

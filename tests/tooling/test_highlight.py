@@ -1,4 +1,5 @@
-"""Lighter code highlighting (qkvsite.highlight): fewer elements, the same text, the colours that carry meaning."""
+"""Lighter code highlighting (qkvsite.highlight): fewer elements, the same text, the colours that
+carry meaning."""
 
 import re
 from pathlib import Path
@@ -12,8 +13,8 @@ from qkvsite.highlight import Lighter, PageLexer, python_tokens
 from tests.conftest import ROOT
 
 SNIPPETS = sorted((ROOT / "snippets").rglob("*.py"))
-# classes the lighter highlighting shows as plain code: names (Material shows them so), whitespace (no colour),
-# operators and punctuation (Material greys them)
+# classes the lighter highlighting shows as plain code: names (Material shows them so), whitespace
+# (no colour), operators and punctuation (Material greys them)
 PLAIN = {"n", "w", "o", "p"}
 
 
@@ -40,13 +41,17 @@ def test_lighter_highlighting_keeps_the_text_and_every_other_characters_colour()
 
 def test_lighter_highlighting_drops_half_of_the_elements_or_more():
     full = sum(render(p.read_text(encoding="utf-8")).count("<span") for p in SNIPPETS)
-    light = sum(render(p.read_text(encoding="utf-8"), "qkv-python").count("<span") for p in SNIPPETS)
+    light = sum(
+        render(p.read_text(encoding="utf-8"), "qkv-python").count("<span") for p in SNIPPETS
+    )
     assert light <= 0.5 * full, (light, full)
 
 
 def test_python_fences_find_the_page_lexer_through_its_entry_point():
     lexer = get_lexer_by_name("qkv-python")  # the name mkdocs.yml gives pymdownx.highlight
-    assert type(lexer) is PageLexer, "reinstall the project (pip install --no-deps -e .): pyproject.toml registers it"
+    assert type(lexer) is PageLexer, (
+        "reinstall the project (pip install --no-deps -e .): pyproject.toml registers it"
+    )
     assert any(isinstance(f, Lighter) for f in lexer.filters)
 
 
@@ -58,7 +63,8 @@ def test_a_build_without_the_lexers_entry_point_stops_with_what_to_do(monkeypatc
     def missing(name, **options):
         raise pygments.util.ClassNotFound(name)
 
-    monkeypatch.setattr(highlight, "get_lexer_by_name", missing)  # as in a clone installed before the entry point
+    # as in a clone installed before the entry point
+    monkeypatch.setattr(highlight, "get_lexer_by_name", missing)
     with pytest.raises(RuntimeError, match=r"pip install --no-deps -e \."):
         highlight.require_page_lexer()
 
@@ -68,7 +74,11 @@ def test_a_block_is_lexed_once_and_highlighted_alike_every_time():
     python_tokens.cache_clear()
     first, second = render(source, "qkv-python"), render(source, "qkv-python")
     assert python_tokens.cache_info().misses == 1 and python_tokens.cache_info().hits == 1
-    assert first == second == highlight(source, get_lexer_by_name("python", filters=[Lighter()]), HtmlFormatter())
+    assert (
+        first
+        == second
+        == highlight(source, get_lexer_by_name("python", filters=[Lighter()]), HtmlFormatter())
+    )
 
 
 def test_the_built_pages_use_the_lighter_highlighting(site):
@@ -78,7 +88,8 @@ def test_the_built_pages_use_the_lighter_highlighting(site):
 
 
 def test_the_notebook_pages_code_cells_keep_their_code_in_the_lighter_highlighting(site):
-    # nbconvert highlights them with the lexer the notebook template names (qkv-python), as on the chapter pages
+    # nbconvert highlights them with the lexer the notebook template names (qkv-python), as on the
+    # chapter pages
     import html
 
     import nbformat
@@ -87,11 +98,14 @@ def test_the_notebook_pages_code_cells_keep_their_code_in_the_lighter_highlighti
     from qkvsite.notebooks import GENERATED, Edition
 
     for lang in config.languages():
-        built = Path(site) / config.url_prefix(lang) / "notebooks" / "scaled-dot-product" / "index.html"
+        built = (
+            Path(site) / config.url_prefix(lang) / "notebooks" / "scaled-dot-product" / "index.html"
+        )
         page = built.read_text(encoding="utf-8")
         cells = re.findall(r'<div class="highlight-ipynb[^"]*"><pre>(.*?)</pre>', page, re.S)
         notebook = nbformat.read(GENERATED / Edition("scaled-dot-product", lang).page, as_version=4)
         code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
         assert [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip("\n") for cell in cells] == code
         assert not any(re.search(r'<span class="[nop]">', cell) for cell in cells)
-        assert all('<span class="kn">import </span>' in cell for cell in cells if "import " in cell)  # still coloured
+        # still coloured
+        assert all('<span class="kn">import </span>' in cell for cell in cells if "import " in cell)

@@ -1,4 +1,5 @@
-"""The supported torch and Python range: declared once (.ci/torch-versions), stated alike, proven by records."""
+"""The supported torch and Python range: declared once (.ci/torch-versions), stated alike, proven by
+records."""
 
 import re
 
@@ -19,18 +20,29 @@ MINOR = ".".join(OLDEST_TORCH.split(".")[:2])  # "2.1"
 
 
 def pinned_torch() -> str:
-    return re.search(r"^torch==(\S+)", (config.ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M)[1]
+    return re.search(
+        r"^torch==(\S+)", (config.ROOT / "requirements.txt").read_text(encoding="utf-8"), re.M
+    )[1]
 
 
 def test_ci_runs_the_page_blocks_against_every_row_of_the_table():
-    ci = yaml.safe_load((config.ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8"))
+    ci = yaml.safe_load(
+        (config.ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    )
     matrix = ci["jobs"]["torch-versions"]["strategy"]["matrix"]["include"]
     assert [(entry["torch"], entry["python"]) for entry in matrix] == rows()
 
 
 @pytest.mark.parametrize(
     "path",
-    ["index.zh.md", "index.en.md", "dot-product.zh.md", "dot-product.en.md", "faq.zh.md", "faq.en.md"],
+    [
+        "index.zh.md",
+        "index.en.md",
+        "dot-product.zh.md",
+        "dot-product.en.md",
+        "faq.zh.md",
+        "faq.en.md",
+    ],
 )
 def test_pages_state_the_oldest_supported_torch_and_python(path):
     text = (config.DOCS / path).read_text(encoding="utf-8")
@@ -67,7 +79,9 @@ def passing(torch_version: str, python: str | None = None) -> list[dict]:
     ids=["oldest", "newest", "pinned"],
 )
 def test_a_committed_record_proves_each_torch_the_site_names(torch_version, python):
-    assert passing(torch_version, python), f"no passing record for torch {torch_version} (Python {python or 'any'})"
+    assert passing(torch_version, python), (
+        f"no passing record for torch {torch_version} (Python {python or 'any'})"
+    )
 
 
 def test_the_record_of_the_oldest_torch_skipped_only_blocks_that_declare_a_newer_torch():
