@@ -21,8 +21,7 @@ TAGLINE = {
     "en": "Every block runs · every number comes from the code",
 }
 CACHE = Cache("cards", ".png")
-# setup_fonts: the fonts the cards are drawn in
-FONTS = Path(__file__).parent / "figures" / "__init__.py"
+FONTS = Path(__file__).parent / "fonts.py"  # the fonts the cards are drawn in
 
 
 def card_path(page_url: str) -> str:
@@ -53,7 +52,7 @@ def card_figure(title: str, site_name: str, lang: str):
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
-    from qkvsite.figures import setup_fonts
+    from qkvsite.fonts import setup_fonts
 
     setup_fonts()
     fig = Figure(
@@ -94,7 +93,7 @@ def draw_card(title: str, site_name: str, lang: str) -> bytes:
 
 def card_key(title: str, site_name: str, lang: str) -> str:
     """Everything a card is drawn from: its text, this module, the fonts' set-up
-    (``qkvsite.figures``) and matplotlib."""
+    (``qkvsite.fonts``) and matplotlib."""
     return key(title, site_name, lang, Path(__file__), FONTS, versions("matplotlib"))
 
 

@@ -8,7 +8,6 @@ here.
 from __future__ import annotations
 
 import re
-from functools import cache
 from pathlib import Path
 
 import yaml
@@ -156,44 +155,6 @@ def chapters() -> list[str]:
     sections = [next(iter(item.values())) for item in mkdocs_yml()["nav"] if isinstance(item, dict)]
     sections = [entries for entries in sections if isinstance(entries, list)]
     return [page.removesuffix(".md") for page in _nav_pages(sections[CHAPTERS_SECTION])]
-
-
-@cache
-def torch_version() -> str:
-    """The installed torch, without importing it (a warm build need not load torch); read once per
-    process."""
-    from importlib.metadata import version
-
-    return version("torch")
-
-
-@cache
-def example_device() -> str:
-    """The device the examples pick ("cuda" if torch.cuda.is_available()), told without importing
-    torch: CUDA needs a CUDA build of torch and the CUDA driver library."""
-    import ctypes.util
-
-    return (
-        "cpu" if "+cpu" in torch_version() or ctypes.util.find_library("cuda") is None else "cuda"
-    )
-
-
-def cpu_name() -> str:
-    """The processor's model name (Linux), else what the platform says."""
-    import platform
-
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    except OSError:
-        return platform.processor() or platform.machine()
-    match = re.search(r"^model name\s*:\s*(.+)$", text, re.M)
-    return match.group(1).strip() if match else platform.machine()
-
-
-def machine() -> str:
-    """The machine a measured time depends on: its processor and the device the examples compute
-    on."""
-    return f"{cpu_name()} {example_device()}"
 
 
 TORCH_VERSIONS = ROOT / ".ci" / "torch-versions"

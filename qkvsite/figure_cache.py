@@ -15,13 +15,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from qkvsite.cache import Cache, key, versions
-from qkvsite.config import ROOT, example_device, machine
+from qkvsite.config import ROOT
+from qkvsite.machine import example_device, measuring_machine
 
 SNIPPETS = ROOT / "snippets"
 MODULES = ROOT / "figures"  # a module per chapter (content)
 LIBRARY = ROOT / "qkvsite" / "figures.py"  # the drawing library they use
+FONTS = ROOT / "qkvsite" / "fonts.py"
 SCHEMES = ("light", "dark")
-RECORDS = ROOT / "qkvsite" / "records.py"  # what a figure says of the machine it was measured on
+MACHINE = ROOT / "qkvsite" / "machine.py"  # what a figure says of the machine it was measured on
 CACHE = Cache("figures", ".svg")
 
 
@@ -100,12 +102,17 @@ def _imports(source: str) -> tuple[str, ...]:  # the snippets modules a source i
     return tuple(name for name in names if name.startswith("snippets."))
 
 
+def sources(example: str, module: Path) -> list[Path]:
+    """The files a figure drawn by ``module`` from ``example`` is made from: the drawing library,
+    the fonts, the machine's description (a measured figure names it), the chapter's figure module,
+    the example and what it imports."""
+    return [LIBRARY, FONTS, MACHINE, module, *snippet_sources(example)]
+
+
 def sources_key(example: str, module: Path) -> str:
     """Everything but the language, scheme and machine that can change a figure drawn by ``module``
-    from ``example``: the drawing code, the example and what it imports, matplotlib, torch and the
-    device the example computes on."""
-    sources = [LIBRARY, module, *snippet_sources(example), RECORDS]
-    return key(versions("matplotlib", "torch"), example_device(), *sources)
+    from ``example``: its ``sources``, matplotlib, torch and the device the example computes on."""
+    return key(versions("matplotlib", "torch"), example_device(), *sources(example, module))
 
 
 class Drawings:
@@ -119,7 +126,7 @@ class Drawings:
         self.figures = {name: (example, module) for name, (example, module, _) in figures.items()}
         sources = {spec: sources_key(*spec) for spec in set(self.figures.values())}
         on_this_machine = {
-            name: machine() for name, (_, _, measured) in figures.items() if measured
+            name: measuring_machine() for name, (_, _, measured) in figures.items() if measured
         }
         self.keys = {
             (name, lang, scheme): key(

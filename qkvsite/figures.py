@@ -40,20 +40,11 @@ import matplotlib
 matplotlib.use("svg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import font_manager  # noqa: E402
 
 from qkvsite.cache import key as cache_key_of  # noqa: E402
 from qkvsite.config import words  # noqa: E402, F401 (the figure modules read their labels with it)
 from qkvsite.figure_cache import CACHE, MODULES, SCHEMES, SNIPPETS, Drawings, snippet_sources  # noqa: E402
-
-CJK_FONTS = [
-    "Noto Sans CJK SC",
-    "Source Han Sans SC",
-    "WenQuanYi Micro Hei",
-    "WenQuanYi Zen Hei",
-    "PingFang SC",
-    "Microsoft YaHei",
-]
+from qkvsite.fonts import setup_fonts  # noqa: E402, F401 (re-exported for the figure modules)
 
 Draw = Callable[[dict, str], "matplotlib.figure.Figure"]
 
@@ -105,9 +96,9 @@ MEASURED_ON = ("测量：{}，{}，torch {}", "Measured on {}, {}, torch {}")
 def note_measured_on(fig, ns: dict, lang: str, how: str, fontsize: float = 9) -> None:
     """A measured figure's note, lower right: the GPU or CPU (``ns["device"]``) and torch it was
     measured with."""
-    from qkvsite import records
+    from qkvsite.machine import environment
 
-    env = records.environment()
+    env = environment()
     if ns["device"] == "cuda":
         where = env["cuda"]["device"] if env["cuda"] else "CUDA"
     else:
@@ -211,42 +202,6 @@ def _run_script(path: str, fingerprint: str) -> dict:
         del sys.modules[module]  # imported anew: one of them may have been edited
     with contextlib.redirect_stdout(io.StringIO()):
         return runpy.run_path(path, run_name="__main__")
-
-
-@functools.cache
-def setup_fonts() -> str:
-    """Use a CJK-capable font for layout; SVG keeps text as text for the browser."""
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    for name in CJK_FONTS:
-        if name in installed:
-            break
-    else:
-        raise RuntimeError(
-            "No CJK font found for the figures' Chinese labels. Install one of "
-            f"{', '.join(CJK_FONTS)} (Debian/Ubuntu: apt-get install fonts-noto-cjk)."
-        )
-    plt.rcParams.update(
-        {
-            # DejaVu Sans has the glyphs CJK fonts lack (ᵀ, ⱼ, ...)
-            "font.family": [name, "DejaVu Sans", "sans-serif"],
-            "svg.fonttype": "none",  # text stays selectable and searchable
-            "svg.hashsalt": "qkv",  # stable ids: same values, same file
-            "axes.unicode_minus": False,
-            "font.size": 11,
-            # formulas ($W^Q$, $\sqrt{d_k}$) in DejaVu Sans alone: the default fontset takes the
-            # radical and other sized symbols from matplotlib's STIX fonts, which the browser
-            # showing the SVG does not have
-            "mathtext.fontset": "custom",
-            "mathtext.rm": "DejaVu Sans",
-            "mathtext.it": "DejaVu Sans:italic",
-            "mathtext.bf": "DejaVu Sans:bold",
-            "mathtext.sf": "DejaVu Sans",
-            "mathtext.cal": "DejaVu Sans:italic",
-            "mathtext.tt": "DejaVu Sans Mono",
-            "mathtext.fallback": None,
-        }
-    )
-    return name
 
 
 FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")

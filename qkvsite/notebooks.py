@@ -33,7 +33,7 @@ import jupytext
 import nbformat
 from markdown.extensions.toc import slugify
 
-from qkvsite import config
+from qkvsite import config, machine
 from qkvsite.cache import Cache, key
 from qkvsite.dialect import MARKER, Page, scan, version_tuple
 
@@ -274,8 +274,7 @@ def write_if_changed(path: Path, content: str) -> bool:
     return True
 
 
-# --- where readers find them: the download, and Colab (which opens notebooks from GitHub only)
-# ----------
+# --- where readers find them: the download, and Colab (which opens notebooks from GitHub only) ---
 
 # the Pages workflow publishes the downloads there: <lang>/<chapter>.ipynb
 COLAB_BRANCH = "notebooks"
@@ -323,9 +322,9 @@ def run_key(code: list[str]) -> str:
     environment."""
     return key(
         code,
-        config.torch_version(),
+        machine.torch_version(),
         platform.python_version(),
-        config.example_device(),
+        machine.example_device(),
         config.EXAMPLE_ENV,
     )
 

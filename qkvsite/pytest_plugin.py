@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from qkvsite import config, records
+from qkvsite import config, machine, records
 from qkvsite.dialect import Block, Page, version_tuple
 
 
@@ -195,7 +195,7 @@ def update_output(path: Path, index: int, printed: str) -> None:
     fence = page.blocks[index].output
     lines = page.text.split("\n")
     if "measured" in fence.comparison:
-        where = records.measured_on(records.environment())
+        where = machine.measured_on(machine.environment())
         lines[fence.start] = f'{fence.indent}{fence.ticks}text measured="{where}"'
     lines[fence.start + 1 : fence.end] = [
         fence.indent + line if line else line for line in printed.splitlines()

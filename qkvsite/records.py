@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import re
 import subprocess
 from datetime import datetime, timezone
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from qkvsite import config
 from qkvsite.dialect import Page
+from qkvsite.machine import environment
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "verification" / "records"
@@ -43,38 +43,6 @@ def _runner() -> str:
     if os.environ.get("GITHUB_ACTIONS") == "true":
         return "github-actions"
     return "ci" if os.environ.get("CI") == "true" else "local"
-
-
-def measured_on(env: dict) -> str:
-    """Where a measured output was measured, as its fence names it: the GPU, or the CPU and its
-    threads, then torch."""
-    if env["cuda"]:
-        return f"{env['cuda']['device']}, torch {env['torch']}"
-    threads = f"{env['threads']} thread" + ("s" if env["threads"] != 1 else "")
-    return f"{env['cpu']} ({threads}), torch {env['torch']}"
-
-
-def environment() -> dict:
-    """The machine and versions a run used."""
-    import torch
-
-    cuda = None
-    if torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        cuda = {
-            "device": props.name,
-            "capability": f"{props.major}.{props.minor}",
-            "version": torch.version.cuda,
-        }
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "cuda": cuda,
-        "cpu": config.cpu_name(),
-        "cpu_capability": torch.backends.cpu.get_cpu_capability().lower(),
-        "threads": torch.get_num_threads(),
-        "os": f"{platform.system()} {platform.machine()}",
-    }
 
 
 def fingerprint(pages: list[Path] | None = None) -> dict:

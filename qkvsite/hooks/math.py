@@ -102,8 +102,7 @@ def plain_formulas(content: str) -> str:
     return INLINE.sub(lambda m: plain_element("span", m[1]), content)
 
 
-# --- notebook pages
-# -------------------------------------------------------------------------------------------
+# --- notebook pages ---
 
 MARKDOWN_CELL = re.compile(r'(data-mime-type="text/markdown">)(.*?)(</div>)', re.S)
 TEX = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
@@ -123,8 +122,7 @@ def typeset_notebook(content: str) -> str:
     return MARKDOWN_CELL.sub(cell, content)
 
 
-# --- plain text
-# -------------------------------------------------------------------------------------------------
+# --- plain text ---
 
 NAMES = (
     "cdot times neq ne le leq ge geq approx sum dots ldots cdots to infty pm partial in top "

@@ -23,8 +23,7 @@ def first_screen(lang):
     return text("index", lang).split("\n## ", 1)[0]
 
 
-# --- reading time
-# ----------------------------------------------------------------------------------------------
+# --- reading time ---
 
 
 def test_words_are_counted_in_the_text_only():
@@ -74,8 +73,7 @@ def test_chapter_list_gives_each_chapter_its_reading_time(lang):
         assert hook.MINUTES[lang].format(hook.reading_minutes(chapter)) in line
 
 
-# --- the first screen
-# ------------------------------------------------------------------------------------------
+# --- the first screen ---
 
 FIRST_SCREEN = {
     "en": [
@@ -117,8 +115,7 @@ def test_home_page_figure_is_one_the_build_draws():
             assert name in declared()
 
 
-# --- the notation table
-# ----------------------------------------------------------------------------------------
+# --- the notation table ---
 
 SYMBOLS = (
     r"$L$ $L_q$ $L_k$ $B$ $d_{\text{model}}$ $H$ $d_k$ $d_v$ $d$ $G$ $S$ $A$ $Z$ $i$ $j$ $m$"
@@ -151,8 +148,7 @@ def test_glossary_positional_encoding_covers_rope_and_alibi():
     assert "RoPE" in row and "ALiBi" in row and "Q and K" in row and "scores" in row
 
 
-# --- corrections
-# -----------------------------------------------------------------------------------------------
+# --- corrections ---
 
 HEADING = re.compile(r"^(#{2,6}) (.*?)(?: \{ ?#([\w-]+)[^}]*\})?$", re.M)
 

@@ -70,8 +70,7 @@ def test_the_search_index_holds_text_not_mathml(site):
         assert "<math" not in index and "arithmatex" not in index and "\\\\(" not in index
 
 
-# --- plain text where MathML cannot go
-# ---------------------------------------------------------------------------
+# --- plain text where MathML cannot go ---
 
 
 @pytest.mark.parametrize(
@@ -153,8 +152,7 @@ def test_tables_of_contents_titles_and_search_results_hold_no_tex(site, lang):
     ]
 
 
-# --- what readers see: no raw formula left
-# ---------------------------------------------------------------------
+# --- what readers see: no raw formula left ---
 
 FRAGMENT = re.compile(r"\w_\w|\w\^\w|[√ᵀΣ]")
 
@@ -209,15 +207,15 @@ def test_link_previews_and_search_results_read_formulas_as_text(site):
     assert "3.3 Step 2: divide by √dₖ" in titles
 
 
-# --- figures: mathtext
-# --------------------------------------------------------------------------------------------
+# --- figures: mathtext ---
 
 
 def drawn(label: str, **rc) -> bytes:
     """The SVG of a small figure with one label, drawn as the site draws figures."""
     import matplotlib.pyplot as plt
 
-    from qkvsite.figures import render_svg, setup_fonts
+    from qkvsite.figures import render_svg
+    from qkvsite.fonts import setup_fonts
 
     setup_fonts()
     with plt.rc_context(rc):

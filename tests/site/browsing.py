@@ -1,7 +1,7 @@
 """The built site served as GitHub Pages serves it, and every page loaded in headless Chromium.
 
-Used by tests/conftest.py, which starts the server and the page loads as soon as the build starts,
-and by tests/site/test_browser.py. Needs Debian's chromium-headless-shell
+Used by tests/conftest.py, which starts the server and the page loads as soon as the build
+starts, and by tests/site/test_browser.py. Needs Debian's chromium-headless-shell
 (/usr/bin/chromium-headless-shell, or any Chromium as $CHROMIUM) and axe-core from npm
 (node_modules/, see package.json); .ci/run installs both.
 """
@@ -25,8 +25,8 @@ from playwright import sync_api as playwright
 
 from tests.conftest import ROOT, SUBPATH
 
-# Debian's headless build of Chromium (package chromium-headless-shell): the same engine without the
-# desktop browser around it, about a sixth less CPU per page load
+# Debian's headless build of Chromium (package chromium-headless-shell): the same engine without
+# the desktop browser around it, about a sixth less CPU per page load
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium-headless-shell")
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -99,7 +99,8 @@ def launch(p):
 
 @functools.cache
 def searchless_index_body(url: str) -> tuple[int, bytes]:
-    """The status and body of the search index at ``url`` with its ``docs`` left out, fetched once."""
+    """The status and body of the search index at ``url`` with its ``docs`` left out, fetched
+    once."""
     try:
         with urllib.request.urlopen(url) as response:
             return response.status, json.dumps({**json.load(response), "docs": []}).encode()
@@ -114,16 +115,17 @@ def searchless_index(route):
         # an error: the visit sees it
         route.fulfill(status=status, body=body, content_type="application/json")
     except playwright.Error:
-        pass  # the page or its context closed while the index was on the way: nothing waits for it
+        # the page or its context closed while the index was on the way: nothing waits for it
+        pass
 
 
 def new_context(browser, search: bool = False, **options):
     """A browser context; unless ``search``, its pages get a search index without documents.
 
-    Material downloads the search index after every page load and builds it in a worker: about 0.7 s
-    of CPU per page here, for an index that only the search tests (``search_pages``) query. The
-    other pages get the site's own index with its documents left out, so the worker starts and sets
-    itself up as it does for a reader, without indexing every page again.
+    Material downloads the search index after every page load and builds it in a worker: about
+    0.7 s of CPU per page here, for an index that only the search tests (``search_pages``) query.
+    The other pages get the site's own index with its documents left out, so the worker starts
+    and sets itself up as it does for a reader, without indexing every page again.
     """
     context = browser.new_context(**options)
     if not search:
@@ -169,8 +171,8 @@ class Visit:
     def transfer(self, site: Path) -> int:
         """gzip bytes of everything the first load fetched, search index excluded.
 
-        The test server sends the built files as they are: each is measured from the site directory
-        (reading every body back from the browser cost more CPU than the page load).
+        The test server sends the built files as they are: each is measured from the site
+        directory (reading every body back from the browser cost more CPU than the page load).
         """
         files = {
             served_file(site, url)
@@ -203,10 +205,10 @@ WCAG = "{type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}"
 
 # Marks every element whose text has the same contrast as text axe has already checked in this run:
 # the same text colour, size, weight and shadow, over the same backgrounds (up to the first opaque
-# one), under the same opacity and filters. Those are what axe's color-contrast reads; an element it
-# could not judge (hidden, or scrolled out of a code block) is not a representative, so its style is
-# checked again where it is shown. Returns the styles this page's check covers for the first time, and
-# whether any shown text is left to check.
+# one), under the same opacity and filters. Those are what axe's color-contrast reads; an element
+# it could not judge (hidden, or scrolled out of a code block) is not a representative, so its
+# style is checked again where it is shown. Returns the styles this page's check covers for the
+# first time, and whether any shown text is left to check.
 MARK_CHECKED_CONTRAST = """(checked) => {
   checked = new Set(checked);
   const fresh = new Set();
@@ -228,7 +230,8 @@ MARK_CHECKED_CONTRAST = """(checked) => {
     }
     return faded.get(e);
   };
-  const judged = (e) => {  // axe can judge it: shown, with a size, inside every box that clips it but the page
+  // axe can judge it: shown, with a size, inside every box that clips it but the page
+  const judged = (e) => {
     if (!e.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
     const r = e.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) return false;
@@ -236,7 +239,8 @@ MARK_CHECKED_CONTRAST = """(checked) => {
       const s = style(a);
       if (s.overflowX === "visible" && s.overflowY === "visible") continue;
       const b = a.getBoundingClientRect();
-      if (r.left < b.left || r.right > b.right || r.top < b.top || r.bottom > b.bottom) return false;
+      if (r.left < b.left || r.right > b.right) return false;
+      if (r.top < b.top || r.bottom > b.bottom) return false;
     }
     return true;
   };
@@ -255,7 +259,8 @@ MARK_CHECKED_CONTRAST = """(checked) => {
       left ||= e.checkVisibility({ opacityProperty: true, visibilityProperty: true });
     }
   }
-  axe.configure({ rules: [{ id: "color-contrast", selector: ":not([data-qkv-contrast-checked])" }] });
+  const unchecked = ":not([data-qkv-contrast-checked])";
+  axe.configure({ rules: [{ id: "color-contrast", selector: unchecked }] });
   return { fresh: [...fresh], left };
 }"""
 
@@ -291,9 +296,11 @@ def wcag_violations(page, checked: CheckedContrast) -> list[str]:
     # with no text left to check, color-contrast is off: it would still lay out a grid of the whole
     # page
     contrast = "true" if marked["left"] else "false"
-    # resultTypes: only violations are reported in full; passes are counted, not described (3x faster)
+    # resultTypes: only violations are reported in full; passes are counted, not described (3x
+    # faster)
     report = page.evaluate(
-        f"axe.run(document, {{runOnly: {WCAG}, rules: {{'color-contrast': {{enabled: {contrast}}}}}, resultTypes: ['violations']}})"
+        f"axe.run(document, {{runOnly: {WCAG}, rules: {{'color-contrast': {{enabled: "
+        f"{contrast}}}}}, resultTypes: ['violations']}})"
     )
     checked.add(marked["fresh"])
     return [

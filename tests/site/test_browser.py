@@ -2,9 +2,9 @@
 
 The server, the page loads and what they need are in tests/site/browsing.py. Those loads wait for
 the network to be idle (no request for 500 ms), to see every request a page makes; so does a test
-here that leaves its page (a request on its way, such as a figure that loads lazily after the load
-event, would be aborted). The others open a page until its load event and then wait for what they
-check, if it comes later.
+here that leaves its page (a request on its way, such as a figure that loads lazily after the
+load event, would be aborted). The others open a page until its load event and then wait for what
+they check, if it comes later.
 """
 
 import functools
@@ -48,8 +48,8 @@ def browser():
 
 def test_every_selected_test_that_needs_chromium_or_axe_carries_the_site_marker(request):
     # so `pytest -m "not site"` (the fast loop) runs none of them: it needs neither Chromium nor
-    # axe-core (node_modules/, which `make serve` does not install); the rule is tests/conftest.py's
-    # (BROWSER_FIXTURES)
+    # axe-core (node_modules/, which `make serve` does not install); the rule is
+    # tests/conftest.py's (BROWSER_FIXTURES)
     launch_chromium = {
         "browser",
         "page_loads",
@@ -106,7 +106,10 @@ def contrast_violations(page, body: str, checked: CheckedContrast) -> list[str]:
     """The colour-contrast violations axe reports on a page made of ``body`` (pale text: #999 on
     white, 2.8:1)."""
     page.set_content(
-        f'<html lang="en"><head><title>contrast</title><style>.pale {{ color: #999 }} .wide {{ display: inline-block; width: 20em }} .box {{ width: 10em; overflow: hidden; white-space: nowrap }}</style></head><body><main><h1>Contrast</h1>{body}</main></body></html>'
+        f'<html lang="en"><head><title>contrast</title><style>.pale {{ color: #999 }} .wide {{ '
+        f"display: inline-block; width: 20em }} .box {{ width: 10em; overflow: hidden; "
+        "white-space: nowrap "
+        f"}}</style></head><body><main><h1>Contrast</h1>{body}</main></body></html>"
     )
     return [v for v in wcag_violations(page, checked) if v.startswith("color-contrast:")]
 
@@ -129,9 +132,13 @@ def test_contrast_is_checked_once_per_text_style_and_a_new_style_is_still_checke
 
 def test_text_axe_could_not_judge_does_not_count_as_checked(browser):
     checked, page = CheckedContrast(), browser.new_page()
-    clipped = '<div class="box"><span class="wide"></span><span class="pale">scrolled out of its box</span></div>'
+    clipped = (
+        '<div class="box"><span class="wide"></span><span class="pale">scrolled out of its '
+        "box</span></div>"
+    )
     contrast_violations(page, clipped + '<p class="pale" hidden>hidden</p>', checked)
-    assert not any(style.startswith("rgb(153, 153, 153)") for style in checked.snapshot())  # #999
+    # #999
+    assert not any(style.startswith("rgb(153, 153, 153)") for style in checked.snapshot())
     shown = contrast_violations(page, '<p class="pale">shown</p>', checked)
     assert len(shown) == 1
     page.close()
@@ -307,12 +314,12 @@ def test_the_language_switcher_keeps_the_section_the_reader_is_in(
     assert unquote(urlparse(page.url).fragment) == ids[lang][heading]
 
 
-# one of the first three results must be one of these pages; "attention" is the whole site's subject,
-# so the home page and the chapter on the attention formula both rank sensibly first. English words
-# are found in the forms the pages use and from any prefix of them ("posit", "transpos"); a form no
-# page uses ("softmaxed", or "normalizes" where the pages write "normalises") is not found: Material
-# appends "*" to every query term, and lunr does not stem a term with a wildcard (Material 9 dropped
-# custom query transforms, so no setting changes it).
+# one of the first three results must be one of these pages; "attention" is the whole site's
+# subject, so the home page and the chapter on the attention formula both rank sensibly first.
+# English words are found in the forms the pages use and from any prefix of them ("posit",
+# "transpos"); a form no page uses ("softmaxed", or "normalizes" where the pages write
+# "normalises") is not found: Material appends "*" to every query term, and lunr does not stem a
+# term with a wildcard (Material 9 dropped custom query transforms, so no setting changes it).
 SEARCHES = [
     ("/", "注意力", {"/", "/scaled-dot-product/"}),
     ("/", "缩放", {"/scaled-dot-product/"}),
@@ -385,8 +392,8 @@ def type_query(page, enter) -> None:
 @pytest.mark.parametrize("start, query, expected", SEARCHES)
 def test_search_box_finds_pages(search_pages, start, query, expected):
     page = search_pages(start)
-    # the whole query at once, then one keyup: one search, so the first results shown are the query's
-    # own
+    # the whole query at once, then one keyup: one search, so the first results shown are the
+    # query's own
     type_query(page, lambda box: box.fill(query))
     page.locator(".md-search-result__item a").first.wait_for(timeout=10_000)
     links = shown_results(page)
@@ -399,12 +406,13 @@ def test_search_box_finds_pages(search_pages, start, query, expected):
     assert all(p.startswith("/en/") == (lang_root == "/en/") for p in ranked), (
         "results from the other edition"
     )
-    # key by key, as a reader types: Material searches every prefix on the way, and the list ends on
-    # the query's
+    # key by key, as a reader types: Material searches every prefix on the way, and the list ends
+    # on the query's
     type_query(page, lambda box: box.press_sequentially(query))
     try:
         page.wait_for_function(
-            "links => JSON.stringify([...document.querySelectorAll('.md-search-result__item > a')].map(a => a.href)) === JSON.stringify(links)",
+            "links => JSON.stringify([...document.querySelectorAll('.md-search-result__item > "
+            "a')].map(a => a.href)) === JSON.stringify(links)",
             arg=links,
             timeout=10_000,
         )
@@ -421,13 +429,13 @@ def test_skip_link_moves_keyboard_focus_to_the_content(page, origin):
     # the browser reports the new URL asynchronously: wait for it rather than read page.url at once
     page.wait_for_function("location.hash.length > 1", timeout=5_000)
     focused_in_content = page.evaluate(
-        "(() => { const id = decodeURIComponent(location.hash.slice(1)); const el = document.getElementById(id); return !!el && !!el.closest('.md-content'); })()"
+        "(() => { const id = decodeURIComponent(location.hash.slice(1)); const el = "
+        "document.getElementById(id); return !!el && !!el.closest('.md-content'); })()"
     )
     assert focused_in_content
 
 
-# --- served under a sub-path, as GitHub Pages serves a project
-# -------------------------------------------------
+# --- served under a sub-path, as GitHub Pages serves a project ---
 
 
 @pytest.mark.parametrize("missing", ["/no-such-page/", "/en/no/such/page/"])
@@ -441,7 +449,9 @@ def test_a_missing_path_gets_a_styled_404_whose_links_stay_inside_the_site(
     assert visit.blocked == [], "the 404 page requested something outside the site"
     assert [f for f in visit.failed if not f.startswith(origin + missing)] == []
     styled = visit.page.evaluate(
-        "[...document.styleSheets].some(s => s.href && s.href.includes('/assets/stylesheets/main.')) && getComputedStyle(document.querySelector('.md-header')).position !== 'static'"
+        "[...document.styleSheets].some(s => s.href && "
+        "s.href.includes('/assets/stylesheets/main.')) && "
+        "getComputedStyle(document.querySelector('.md-header')).position !== 'static'"
     )
     assert styled, "Material's stylesheet did not load on the 404 page"
     links = visit.page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
@@ -499,7 +509,8 @@ SVG_TEXT = re.compile(r'<(?:text|tspan)\b[^>]*style="[^"]*font-size: ([\d.]+)px[
 
 def text_sizes_on_screen(svg: str, shown_width: float) -> list[float]:
     """The size in CSS px of each character of a figure's text (matplotlib SVG) when it is shown
-    ``shown_width`` px wide: one entry per character, so the median is the typical label's size."""
+    ``shown_width`` px wide: one entry per character, so the median is the typical label's size.
+    """
     view_width = float(re.search(r'viewBox="[\d.-]+ [\d.-]+ ([\d.]+)', svg)[1])
     sizes = []
     for size, text in SVG_TEXT.findall(svg):
@@ -509,8 +520,8 @@ def text_sizes_on_screen(svg: str, shown_width: float) -> list[float]:
 
 
 def test_on_a_phone_every_figure_is_shown_as_wide_as_the_column_allows(on_a_phone):
-    # the rule the next test computes with: a figure is shown at its natural width, or the column's if
-    # wider
+    # the rule the next test computes with: a figure is shown at its natural width, or the column's
+    # if wider
     for path in ["/scaled-dot-product/", "/en/positional-encoding/"]:
         page = on_a_phone(path)
         column = page.evaluate("document.querySelector('.md-content .md-typeset').clientWidth")
@@ -535,8 +546,9 @@ PHONE_COLUMN = 358  # the text column of a page on a 390 px phone, in CSS px (ch
 
 @pytest.mark.parametrize("edition", ["", "en/"])
 def test_on_a_phone_every_figures_typical_text_is_at_least_9_px_and_none_under_7_px(site, edition):
-    # body text is 16 px; issue #33 measured a median figure label of 6.2 px before the figures were
-    # redrawn the dark scheme's file is the same drawing in other colours (qkvsite.figures.recolour)
+    # body text is 16 px; issue #33 measured a median figure label of 6.2 px before the figures
+    # were redrawn the dark scheme's file is the same drawing in other colours
+    # (qkvsite.figures.recolour)
     svgs = sorted(
         path
         for path in (site / edition / "figures").glob("*.svg")
@@ -627,7 +639,8 @@ def test_code_that_scrolls_sideways_can_be_scrolled_with_the_keyboard(on_a_phone
     page.wait_for_function("document.querySelector('.md-typeset pre > code[tabindex]')")
     blocks = page.eval_on_selector_all(
         ".md-typeset pre > code",
-        "cs => cs.map(c => ({wide: c.scrollWidth > c.clientWidth, tabindex: c.getAttribute('tabindex')}))",
+        "cs => cs.map(c => ({wide: c.scrollWidth > c.clientWidth, tabindex: "
+        "c.getAttribute('tabindex')}))",
     )
     wide = [b for b in blocks if b["wide"]]
     assert wide, "at 390 px some code is wider than the page"

@@ -62,8 +62,8 @@ def test_both_editions_of_a_chapter_share_one_execution(chapter):
 
 
 def test_the_same_chapter_gives_the_same_notebook_file():
-    # nbformat's cell ids are random: a notebook rewritten on every build would never let mkdocs serve
-    # settle
+    # nbformat's cell ids are random: a notebook rewritten on every build would never let mkdocs
+    # serve settle
     page = Page(DOCS / "qkv.zh.md")
     assert nbformat.writes(chapter_notebook(page, "qkv")) == nbformat.writes(
         chapter_notebook(page, "qkv")
@@ -84,8 +84,7 @@ def test_notebook_follows_an_edited_snippet(tmp_path):
     assert run_key(code_of(before)) != run_key(code_of(after))
 
 
-# --- the run cache: never a stale or edited entry
-# -----------------------------------------------------------------
+# --- the run cache: never a stale or edited entry ---
 
 
 @pytest.fixture
@@ -156,8 +155,8 @@ x = 1"""
 
 
 def test_a_chapter_runs_in_a_fresh_ipython_kernel_of_its_own(monkeypatch):
-    # a process and session of its own, ipykernel's shell, an empty working directory, the environment
-    # of the build, nothing left from an earlier kernel
+    # a process and session of its own, ipykernel's shell, an empty working directory, the
+    # environment of the build, nothing left from an earlier kernel
 
     monkeypatch.setenv("QKV_KERNEL_TEST", "seen")
     runs = [notebooks.execute([KERNEL_FACTS])[0][0]["text"].splitlines() for _ in range(2)]
@@ -230,7 +229,7 @@ def test_nbconvert_finds_the_sites_notebook_template_first_on_jupyters_path(monk
     assert jupyter.config["cache_dir"] == str(hook.rendered_pages(config.default_language()))
 
 
-def test_a_rebuild_makes_again_only_the_notebooks_of_the_chapters_an_edit_changed_and_keeps_every_run(
+def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_every_run(
     site, monkeypatch
 ):
     # `site` first: its build filled the run cache (the same SITE_URL), so nothing is executed here
@@ -268,8 +267,7 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_the_chapters_an_edit_change
     assert made == [[chapters()[0]]] and download.read_bytes() == written
 
 
-# --- the built site
-# --------------------------------------------------------------------------------------------
+# --- the built site ---
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
@@ -304,7 +302,10 @@ def test_notebook_page_links_its_download_and_colab_and_says_it_is_a_notebook(si
     from tests.conftest import REPO_URL
 
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
-    button = rf'<a class="md-button" (download="" href="{chapter}\.ipynb"|href="{chapter}\.ipynb" download)'
+    button = (
+        rf'<a class="md-button" (download="" href="{chapter}\.ipynb"|href="{chapter}\.ipynb" '
+        r"download)"
+    )
     assert re.search(button, page)
     assert f'href="{notebooks.colab_url(REPO_URL, chapter, lang)}"' in page
     title = Page(DOCS / f"{chapter}.{lang}.md").title
@@ -362,9 +363,16 @@ def test_a_notebook_first_checks_for_the_oldest_supported_torch(lang):
 
 
 def test_a_box_is_drawn_and_a_collapsible_one_folds_in_the_notebook_too_unless_it_holds_code():
-    text = '# 2. Title\n\n??? success "Answer with `code`"\n\n    It folds.\n\n???+ info "Open"\n\n    Open at first.\n\n!!! note "Note"\n\n    A box.\n\n??? example "Code"\n\n    ```python\n    x = 1\n    ```\n'
+    text = (
+        '# 2. Title\n\n??? success "Answer with `code`"\n\n    It folds.\n\n???+ info '
+        '"Open"\n\n    Open at first.\n\n!!! note "Note"\n\n    A box.\n\n??? example "Code"\n\n  '
+        "  ```python\n    x = 1\n    ```\n"
+    )
     markdown = chapter_markdown(Page(DOCS / "qkv.en.md", text=text), "qkv")
-    folded = '<details class="success"><summary>Answer with <code>code</code></summary>\n\nIt folds.\n\n</details>'
+    folded = (
+        '<details class="success"><summary>Answer with <code>code</code></summary>\n\nIt '
+        "folds.\n\n</details>"
+    )
     assert folded in markdown
     assert '<details class="info" open><summary>Open</summary>' in markdown
     assert (

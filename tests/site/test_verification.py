@@ -38,7 +38,8 @@ def footer(recs, lang="en"):
 
 def test_a_complete_passing_run_of_the_current_pages_is_claimed():
     assert footer([record()]) == (
-        "Every code block has run on CPU with its output checked: torch 2.13.0; GPU (CUDA): not yet run."
+        "Every code block has run on CPU with its output checked: torch 2.13.0; GPU (CUDA): not "
+        "yet run."
     )
 
 
@@ -64,7 +65,8 @@ def test_a_record_without_a_fingerprint_proves_nothing():
 def test_an_old_torch_that_skipped_the_newer_blocks_is_claimed_apart():
     recs = [record(), record(torch="2.1.2", passed=8, skipped=2)]
     assert footer(recs).startswith(
-        "Every code block has run on CPU with its output checked: torch 2.13.0 (on torch 2.1.2 too, except the blocks labelled with a newer torch);"
+        "Every code block has run on CPU with its output checked: torch 2.13.0 (on torch 2.1.2 "
+        "too, except the blocks labelled with a newer torch);"
     )
 
 
@@ -89,7 +91,10 @@ def test_the_fingerprint_follows_how_blocks_run_and_what_they_are_checked_agains
         page.write_text(text, encoding="utf-8")
         return records.fingerprint([page])
 
-    base = "Prose.\n\n```python\nprint(1)\n```\n\n<!--pytest-codeblocks:expected-output-->\n```text\n1\n```\n"
+    base = (
+        "Prose.\n\n```python\nprint(1)\n```\n\n"
+        "<!--pytest-codeblocks:expected-output-->\n```text\n1\n```\n"
+    )
     first = fingerprint(base)
     assert first["blocks"] == 1
     assert fingerprint(base.replace("Prose.", "Other prose.")) == first

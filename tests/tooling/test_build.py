@@ -22,8 +22,7 @@ from tests.conftest import (
     remove_sites_of_ended_runs,
 )
 
-# --- every cache of a real build: a damaged entry is rebuilt, and the site is the same
-# --------------------------
+# --- every cache of a real build: a damaged entry is rebuilt, and the site is the same ---
 
 
 @pytest.fixture
@@ -124,15 +123,14 @@ def test_only_a_figure_of_measured_times_is_drawn_again_on_another_machine(monke
     from qkvsite import figure_cache
 
     here = figure_cache.Drawings(config.languages()).keys
-    monkeypatch.setattr(figure_cache, "machine", lambda: "another processor cpu")
+    monkeypatch.setattr(figure_cache, "measuring_machine", lambda: "another processor cpu")
     elsewhere = figure_cache.Drawings(config.languages()).keys
     measured = {name for name, (_, _, measured) in figure_cache.declared().items() if measured}
     assert {drawing[0] for drawing, key in here.items() if elsewhere[drawing] != key} == measured
     assert measured == {"decoding-kv-cache-speed", "faq-attention-cost", "fast-attention-memory"}
 
 
-# --- nothing left running
-# ---------------------------------------------------------------------------------------
+# --- nothing left running ---
 
 
 def marked(mark: str) -> list[tuple[int, str]]:
@@ -268,8 +266,7 @@ def test_the_next_run_removes_site_directories_of_runs_that_ended_without_cleanu
     assert sorted(tmp_path.iterdir()) == sorted([running, other])
 
 
-# --- settings, layers, private names
-# ----------------------------------------------------------------------------
+# --- settings, layers, private names ---
 
 
 def test_an_edited_nav_gives_the_new_chapter_list_and_notebook_nav_without_a_restart(

@@ -202,3 +202,31 @@ def test_a_truncated_compiled_template_is_compiled_again_not_a_bare_unpickling_e
     entry.write_bytes(entry.read_bytes()[:40])
     assert make().get_template("t").render(x=2) == "2!"  # compiled again
     assert make().get_template("t").render(x=3) == "3!"
+
+
+def test_a_figure_is_made_from_its_chapter_module_and_example_not_the_records_or_other_chapters():
+    from qkvsite import figure_cache
+
+    root = figure_cache.ROOT
+    for name, (example, module, _) in figure_cache.declared().items():
+        made_from = {
+            path.relative_to(root).as_posix() for path in figure_cache.sources(example, module)
+        }
+        assert "qkvsite/records.py" not in made_from, name
+        others = {p.relative_to(root).as_posix() for p in figure_cache.MODULES.glob("*.py")} - {
+            module.relative_to(root).as_posix()
+        }
+        assert not made_from & others, name
+        assert {"qkvsite/figures.py", "qkvsite/fonts.py", "qkvsite/machine.py"} <= made_from
+
+
+def test_editing_the_records_or_the_drawing_library_redraws_no_card(monkeypatch):
+    """A card's key names the card module, the fonts and matplotlib: not the figures' library."""
+    from qkvsite import cache, cards
+
+    read = []
+    monkeypatch.setattr(cache, "key", lambda *inputs: read.extend(inputs) or "k")
+    monkeypatch.setattr(cards, "key", cache.key)
+    cards.card_key("title", "site", "en")
+    files = {item.name for item in read if hasattr(item, "name")}
+    assert files == {"cards.py", "fonts.py"}

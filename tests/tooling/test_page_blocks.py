@@ -7,7 +7,7 @@ import pytest
 import torch
 from pymdownx.snippets import SnippetMissingError
 
-from qkvsite import pytest_plugin, records
+from qkvsite import machine, pytest_plugin, records
 from qkvsite.dialect import Page
 from qkvsite.pytest_plugin import BlockFailed, check_output, reworded, run_block
 
@@ -231,8 +231,7 @@ def test_gpu_rule_leaves_unwatched_what_pytorch_cannot_run_under_it_and_watches_
         run_on_accelerator(tmp_path, SETUP, "x = torch.randn(3)", "y = x.exp()")
 
 
-# --- the plugin through pytest's own collection (pytester)
-# -----------------------------------------------------
+# --- the plugin through pytest's own collection (pytester) ---
 
 pytest_plugins = ["pytester"]
 
@@ -329,7 +328,7 @@ def test_an_output_in_another_torch_versions_wording_still_matches():
     )
 
 
-# --- how an output is compared: exactly, to the precision shown, within a tolerance, by its form ---
+# --- how an output is compared: exactly, to the precision shown, within a tolerance, by form ---
 
 
 def printing(text: str) -> str:
@@ -408,7 +407,7 @@ def test_updating_a_measured_output_names_the_machine_it_was_measured_on(tmp_pat
     pytest_plugin.update_output(path, 0, "took 3.2 ms\n")
     fence = Page(path).blocks[0].output
     assert fence.body == "took 3.2 ms\n"
-    assert fence.comparison["measured"] == records.measured_on(records.environment())
+    assert fence.comparison["measured"] == machine.measured_on(machine.environment())
     assert f"torch {torch.__version__}" in fence.comparison["measured"]
 
 
