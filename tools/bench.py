@@ -1,8 +1,8 @@
 """How fast the author loop is (clean build, warm build, serve edit-to-visible latency and rebuild
 count, pytest), and how fast the pages load (Lighthouse).
 
-    .venv/bin/python -m qkvsite.bench [--runs 3] [--tests] [--skip-serve]
-    .venv/bin/python -m qkvsite.bench --lighthouse SITE_DIR [--runs 3] [PAGE ...]
+    .venv/bin/python tools/bench.py [--runs 3] [--tests] [--skip-serve]
+    .venv/bin/python tools/bench.py --lighthouse SITE_DIR [--runs 3] [PAGE ...]
 
 A benchmark to compare before and after a change, not a test: the median, minimum and maximum
 over the runs, and the time of a fixed Python loop before and after them (the machine's speed). A
