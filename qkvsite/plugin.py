@@ -33,6 +33,7 @@ from qkvsite.hooks import (
     verification,
     whole_build_ends,
 )
+from qkvsite.prepare import prepare
 
 
 class Site(BasePlugin):
@@ -52,7 +53,7 @@ class Site(BasePlugin):
     def on_pre_build(self, config):
         # the first pass makes what every language needs
         if building(config) == site.default_language():
-            self.drawings = notebooks.prepare(config)
+            self.drawings = prepare(config.site_url, config.repo_url, social.every_card(config))
             self.pages = records.fingerprint()
             self.anchors = {}
         notebooks.check_rendered_pages(config)
@@ -80,9 +81,7 @@ class Site(BasePlugin):
         return sources.link_titles(html, page)
 
     def on_env(self, env, config, files):
-        env.bytecode_cache = (
-            TemplateCache()
-        )  # Material's templates, compiled once for every pass and build
+        env.bytecode_cache = TemplateCache()  # Material's templates, compiled once for all passes
         return env
 
     def on_template_context(self, context, template_name, config):

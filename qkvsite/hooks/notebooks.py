@@ -1,10 +1,5 @@
-"""The notebook edition in the build, and what every pass needs made first (``prepare``).
-
-Before the default language's pass, ``prepare`` makes what the cache lacks at the same time: the
-chapters' notebooks run in Jupyter kernels (``qkvsite.notebooks``, two at a time) while two
-worker processes (``qkvsite.workers``) draw the missing figures (one example's per task) and
-link-preview cards. Then each chapter's notebook page and download is written to
-``docs/notebooks/``, before MkDocs lists the files.
+"""The notebook edition in the build (the notebooks are made by ``qkvsite.prepare``), and the
+end of a build: every cache's eviction (``finish``).
 
 mkdocs-jupyter renders the notebook pages (``execute: false``) with the site's template,
 ``qkvsite/jupyter/nbconvert/templates/`` (the cells only), which nbconvert finds first on
@@ -18,14 +13,12 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-from contextlib import nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 
 from mkdocs_jupyter.plugin import NotebookFile
 
-from qkvsite import cards, figure_cache, notebooks, workers
+from qkvsite import cards, figure_cache, notebooks
 from qkvsite import config as site
 from qkvsite.cache import (
     CACHE,
@@ -40,8 +33,6 @@ from qkvsite.cache import (
     vouch_for_directory,
 )
 from qkvsite.hooks import building
-from qkvsite.hooks.figures import draw_now
-from qkvsite.hooks.social import every_card
 
 log = logging.getLogger("mkdocs.plugins.qkv")
 # nbconvert/templates/mkdocs_html/notebook.html.j2
@@ -79,77 +70,9 @@ def check_rendered_pages(config) -> None:
     """Delete every rendering of this pass's language that the manifest does not vouch for."""
     directory = rendered_pages(building(config))
     make_directory(directory.parent).joinpath(directory.name).mkdir(exist_ok=True)
-    if marked(
-        directory.parent
-    ):  # the build made the directory of the renderings: never another program's
+    # the build made the directory of the renderings: never another program's
+    if marked(directory.parent):
         check_directory(directory, made_by())
-
-
-def prepare(config) -> figure_cache.Drawings:
-    """Execute the notebooks, draw the figures and cards the cache lacks, and write every notebook;
-    return the figures' drawings for the passes."""
-    drawings = figure_cache.Drawings(site.languages(), draw=draw_now)
-    by_example: dict[str, list] = {}
-    missing_figures = drawings.missing()
-    for name, lang in missing_figures:
-        by_example.setdefault(drawings.figures[name][0], []).append((name, lang))
-    jobs = [
-        ("qkvsite.figures", "draw", group)
-        for group in sorted(by_example.values(), key=len, reverse=True)
-    ]
-    missing_cards = [
-        card for card in every_card(config) if not cards.CACHE.has(cards.card_key(*card))
-    ]
-    jobs += [("qkvsite.cards", "draw", missing_cards)] if missing_cards else []
-    # under `mkdocs serve`, a rebuild makes again only the notebooks of the chapters an edit
-    # changed
-    common = [
-        *sorted((site.ROOT / "snippets").rglob("*.py")),
-        site.MKDOCS_YML,
-        config.site_url,
-        config.repo_url,
-    ]
-    common = key(*common, sorted(drawings.keys.values()), notebooks.run_key([]))
-    pages = lambda chapter: [site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()]  # noqa: E731
-    made_from = {chapter: key(common, *pages(chapter)) for chapter in site.chapters()}
-    todo = [
-        chapter
-        for chapter, made in made_from.items()
-        if _made.get(chapter, (None,))[0] != (made, on_disk(chapter))
-    ]
-    for chapter in set(site.chapters()) - set(todo):
-        notebooks.RUNS.keep(_made[chapter][1])  # its run is still this build's: not evicted
-    chapter_notebooks = notebooks.chapter_notebooks(todo, repo_url=config.repo_url)
-    start = time.perf_counter()
-    with workers.pool() if jobs else nullcontext() as pool:
-        drawn = [pool.apply_async(workers.call, job) for job in jobs]
-        runs = notebooks.run_chapters(chapter_notebooks)
-        executed = time.perf_counter() - start
-        for each in drawn:
-            each.get()
-    if jobs or executed > 1:
-        log.info(
-            f"qkv: notebooks executed in {executed:.1f} s; {len(missing_figures)} figures and "
-            f"{len(missing_cards)} cards drawn by {time.perf_counter() - start:.1f} s"
-        )
-    notebooks.write_notebooks(chapter_notebooks, runs, config.site_url, drawings.svg)
-    _made.update(
-        {chapter: ((made_from[chapter], on_disk(chapter)), runs[chapter][0]) for chapter in todo}
-    )
-    return drawings
-
-
-# chapter -> (what this process last made its notebook files from, and what it wrote), its run
-_made: dict[str, tuple[tuple[str, str], str]] = {}
-
-
-def on_disk(chapter: str) -> str:
-    """A chapter's notebook files as they are now (another build may have written them, with other
-    links)."""
-    editions = [notebooks.Edition(chapter, lang) for lang in site.languages()]
-    return key(
-        *(notebooks.GENERATED / path for each in editions for path in (each.page, each.download))
-    )
 
 
 def notebook_pages_are_pages(files, config):

@@ -3,7 +3,7 @@
 
 The image (1200 x 630 PNG, ``cards/<page>.png`` in each language's root) shows the page title and
 the site's name; the build draws the missing ones before its first pass
-(``qkvsite.hooks.notebooks.prepare``). ``overrides/main.html`` writes the meta tags from
+(``qkvsite.prepare``). ``overrides/main.html`` writes the meta tags from
 ``page.meta["qkv_card"]``; the page description (also Material's ``<meta name="description">``)
 is the page's first paragraph.
 """

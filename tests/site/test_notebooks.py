@@ -233,37 +233,34 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_e
     site, monkeypatch
 ):
     # `site` first: its build filled the run cache (the same SITE_URL), so nothing is executed here
-    from mkdocs.config import load_config
-
-    from qkvsite.hooks import notebooks as hook
-    from tests.conftest import SITE_URL
+    from qkvsite.prepare import Notebooks, prepare
+    from tests.conftest import REPO_URL, SITE_URL
 
     made, original = [], notebooks.chapter_notebooks
     record = lambda chapters, **kw: made.append(chapters) or original(chapters, **kw)  # noqa: E731
     monkeypatch.setattr(notebooks, "chapter_notebooks", record)
-    monkeypatch.setattr(hook, "_made", {})  # a new process
-    build = load_config(str(ROOT / "mkdocs.yml"), site_url=SITE_URL)
-    hook.prepare(build)
+    monkeypatch.setattr(Notebooks, "made", {})  # a new process
+    build = lambda: prepare(SITE_URL, REPO_URL, [])  # noqa: E731
+    build()
     assert made == [chapters()]
     made.clear()
-    hook.prepare(build)
+    build()
     assert made == [[]]  # nothing changed: nothing made
     made.clear()
     # a new build of the same process (`mkdocs serve`)
     monkeypatch.setattr(notebooks.RUNS, "used", set())
     edited = chapters()[1]
-    hook._made[edited] = ("made from an older page", hook._made[edited][1])
-    hook.prepare(build)
+    Notebooks.made[edited] = ("made from an older page", Notebooks.made[edited][1])
+    build()
     assert made == [[edited]]
     # none evicted at the end of the build
-    assert {run for _, run in hook._made.values()} <= notebooks.RUNS.used
+    assert {run for _, run in Notebooks.made.values()} <= notebooks.RUNS.used
     made.clear()
     download = notebooks.GENERATED / notebooks.Edition(chapters()[0], LANGS[0]).download
     written = download.read_bytes()
-    download.write_bytes(
-        written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/")
-    )  # another build's links
-    hook.prepare(build)
+    # another build's links
+    download.write_bytes(written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/"))
+    build()
     assert made == [[chapters()[0]]] and download.read_bytes() == written
 
 

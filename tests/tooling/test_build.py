@@ -310,7 +310,7 @@ def qkvsite_imports() -> dict[str, set[str]]:
 
 
 # the tooling in layers: the MkDocs plugin and its hooks on top; nothing below imports them
-TOP = ("qkvsite.hooks", "qkvsite.plugin")
+TOP = ("qkvsite.hooks", "qkvsite.plugin", "qkvsite.prepare")
 
 
 def test_no_module_below_the_plugin_and_its_hooks_imports_them():

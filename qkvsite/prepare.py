@@ -1,0 +1,152 @@
+"""The prepare stage: what the pages need made before MkDocs renders them.
+
+    .venv/bin/python -m qkvsite.prepare     # make what the cache lacks, then stop
+
+Three makers, each asked the same two things: what is ``missing`` from the cache, and to ``make``
+it. The figures and the link-preview cards are drawn in two worker processes (``qkvsite.workers``)
+while the chapters' notebooks run in Jupyter kernels; then each chapter's notebook page and download
+is written to ``docs/notebooks/`` (the one place this stage writes files, besides the cache). The
+pages read what was made from the cache: a figure from ``Figures.drawings``, a card from
+``qkvsite.cards``, a notebook from ``docs/notebooks/``.
+
+The build calls ``prepare`` from its first pass (``qkvsite.plugin``); a warm cache makes it cheap.
+Run as a command, it makes the same things with mkdocs.yml's settings, so that a build after it
+only renders. Under ``mkdocs serve`` a rebuild makes again only what an edit changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import nullcontext
+
+from qkvsite import cards, figure_cache, notebooks, workers
+from qkvsite import config as site
+from qkvsite.cache import key
+
+log = logging.getLogger("mkdocs.plugins.qkv")
+
+Job = tuple[str, str, list]  # (module, function, its argument): run in a worker process
+
+
+class Figures:
+    """Every figure in every language and scheme (``qkvsite.figure_cache``)."""
+
+    def __init__(self) -> None:
+        from qkvsite.hooks.figures import draw_now
+
+        self.drawings = figure_cache.Drawings(site.languages(), draw=draw_now)
+
+    def missing(self) -> list[Job]:
+        """One job per example: its figures share one run of it."""
+        by_example: dict[str, list] = {}
+        for name, lang in self.drawings.missing():
+            by_example.setdefault(self.drawings.figures[name][0], []).append((name, lang))
+        groups = sorted(by_example.values(), key=len, reverse=True)
+        return [("qkvsite.figures", "draw", group) for group in groups]
+
+
+class Cards:
+    """The link-preview card of every page in every language (``qkvsite.cards``)."""
+
+    def __init__(self, wanted: list[tuple[str, str, str]]) -> None:
+        self.wanted = wanted  # (title, site name, language)
+
+    def missing(self) -> list[Job]:
+        todo = [card for card in self.wanted if not cards.CACHE.has(cards.card_key(*card))]
+        return [("qkvsite.cards", "draw", todo)] if todo else []
+
+
+class Notebooks:
+    """Each chapter as a notebook, executed, in both languages (``qkvsite.notebooks``).
+
+    A chapter is made again when anything it is made from changed since this process last made it
+    (the snippets, its pages, mkdocs.yml, the links, the figures it shows) or when its files on disk
+    are not what this process wrote (another build wrote them): ``mkdocs serve`` re-runs only the
+    chapters an edit changed. A run is itself cached by its code (``notebooks.RUNS``).
+    """
+
+    made: dict[str, tuple[tuple[str, str], str]] = {}  # chapter -> (made from, on disk), its run
+
+    def __init__(self, site_url: str, repo_url: str, drawings: figure_cache.Drawings) -> None:
+        self.site_url, self.repo_url, self.drawings = site_url, repo_url, drawings
+        snippets = sorted((site.ROOT / "snippets").rglob("*.py"))
+        common = key(
+            *snippets,
+            site.MKDOCS_YML,
+            site_url,
+            repo_url,
+            sorted(drawings.keys.values()),
+            notebooks.run_key([]),
+        )
+        self.made_from = {
+            chapter: key(common, *(site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()))
+            for chapter in site.chapters()
+        }
+
+    def missing(self) -> list[str]:
+        todo = []
+        for chapter, made_from in self.made_from.items():
+            if self.made.get(chapter, (None,))[0] == (made_from, on_disk(chapter)):
+                notebooks.RUNS.keep(self.made[chapter][1])  # still this build's run: not evicted
+            else:
+                todo.append(chapter)
+        return todo
+
+    def make(self, todo: list[str]) -> None:
+        """Run the chapters' notebooks (in kernels, in this process's threads) and write them."""
+        chapter_notebooks = notebooks.chapter_notebooks(todo, repo_url=self.repo_url)
+        runs = notebooks.run_chapters(chapter_notebooks)
+        notebooks.write_notebooks(chapter_notebooks, runs, self.site_url, self.drawings.svg)
+        for chapter in todo:
+            self.made[chapter] = ((self.made_from[chapter], on_disk(chapter)), runs[chapter][0])
+
+
+def on_disk(chapter: str) -> str:
+    """A chapter's notebook files as they are now (another build may have written them, with other
+    links)."""
+    editions = [notebooks.Edition(chapter, lang) for lang in site.languages()]
+    files = [notebooks.GENERATED / path for e in editions for path in (e.page, e.download)]
+    return key(*files)
+
+
+def prepare(
+    site_url: str, repo_url: str, wanted_cards: list[tuple[str, str, str]]
+) -> figure_cache.Drawings:
+    """Make what the cache lacks: the figures and cards in worker processes while the notebooks run;
+    return the figures' drawings, for the pages."""
+    figures = Figures()
+    chapters = Notebooks(site_url, repo_url, figures.drawings)
+    jobs = figures.missing() + Cards(wanted_cards).missing()
+    todo = chapters.missing()
+    start = time.perf_counter()
+    with workers.pool() if jobs else nullcontext() as pool:
+        drawn = [pool.apply_async(workers.call, job) for job in jobs]
+        chapters.make(todo)
+        executed = time.perf_counter() - start
+        for each in drawn:
+            each.get()
+    if jobs or executed > 1:
+        log.info(
+            f"qkv: {len(todo)} notebooks made in {executed:.1f} s; "
+            f"{sum(len(job[2]) for job in jobs)} figures and cards drawn by "
+            f"{time.perf_counter() - start:.1f} s"
+        )
+    return figures.drawings
+
+
+def main() -> None:
+    """Prepare with mkdocs.yml's settings, as a build would, and stop."""
+    from mkdocs.config import load_config
+
+    from qkvsite.hooks.social import every_card
+    from qkvsite.hooks.sources import repo_from_git_remote
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    config = load_config(str(site.MKDOCS_YML))
+    repo_from_git_remote(config)
+    prepare(config.site_url, config.repo_url, every_card(config))
+
+
+if __name__ == "__main__":
+    main()
