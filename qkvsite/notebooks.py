@@ -25,6 +25,7 @@ import platform
 import re
 import tempfile
 import textwrap
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -366,7 +367,14 @@ def execute_all(
 ) -> list[list]:
     """Run each code (a list of cells) top to bottom in a fresh kernel, ``at_once`` at a time, in an
     empty directory: each one's outputs per cell, also handed to ``done(index, outputs)`` as soon as
-    it has them. A cell that raises fails it; Ctrl-C stops every kernel."""
+    it has them. A cell that raises fails it.
+
+    The kernels' event loop runs in a thread of its own. nbclient sets SIGINT and SIGTERM handlers
+    of its own only on an event loop of the main thread (they shut its kernel down and let the
+    program go on), so here the build keeps Python's: SIGTERM ends it at once, Ctrl-C raises
+    KeyboardInterrupt where it waits. The kernels then exit by themselves: ipykernel watches the
+    process that started it ($JPY_PARENT_PID).
+    """
 
     async def run_all():
         limit = asyncio.Semaphore(at_once)
@@ -380,7 +388,22 @@ def execute_all(
 
         return await asyncio.gather(*(run(index, code) for index, code in enumerate(codes)))
 
-    return asyncio.run(run_all()) if codes else []
+    if not codes:
+        return []
+    result: dict[str, object] = {}
+
+    def in_thread() -> None:
+        try:
+            result["outputs"] = asyncio.run(run_all())
+        except BaseException as error:  # handed to the waiting thread
+            result["error"] = error
+
+    kernels = threading.Thread(target=in_thread, name="notebook-kernels", daemon=True)
+    kernels.start()
+    kernels.join()  # a signal interrupts this wait
+    if "error" in result:
+        raise result["error"]
+    return result["outputs"]
 
 
 def execute(code: list[str]) -> list:

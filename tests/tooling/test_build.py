@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -150,67 +151,109 @@ def marked(mark: str) -> list[tuple[int, str]]:
 STOPS = {"SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
 
 
-def stop_when_started(runs: dict, started) -> dict:
-    """Send each run (mark -> (signal name, process)) its signal once ``started`` holds for the
-    command lines of the processes that carry its mark. Returns, for each signal, the processes
-    that still carry its run's mark 5 s after that run ended (none, as soon as none is left).
+@dataclass
+class Stopped:
+    """What a stopped run did: its exit status, the seconds from its signal to its end, and the
+    processes that still carried its mark 5 s later."""
 
-    The runs go side by side: each has its mark and a cache of its own, empty, so each starts
-    kernels and workers.
-    """
+    returncode: int
+    seconds: float
+    left: list
+
+
+def stop_when(runs: dict) -> dict[str, Stopped]:
+    """Send each run (mark -> (signal name, process, moment)) its signal as soon as ``moment``, a
+    function of the command lines of the processes that carry its mark, holds. The runs go side by
+    side; each is given 120 s to reach its moment."""
     deadline = time.time() + 120
-    signalled, ended, left = set(), {}, {}
-    while len(left) < len(runs):
-        for mark, (stop, process) in runs.items():
+    signalled, ended, stopped = {}, {}, {}
+    while len(stopped) < len(runs):
+        for mark, (stop, process, moment) in runs.items():
             if mark not in signalled:
-                if started([line for _, line in marked(mark)]):
+                if moment([line for _, line in marked(mark)]):
                     process.send_signal(STOPS[stop])
-                    signalled.add(mark)
+                    signalled[mark] = time.time()
                 else:
                     assert process.poll() is None, (
-                        f"{stop}: the run ended before it started anything to stop"
+                        f"{stop}: the run ended before the moment it was to be stopped at"
                     )
             elif mark not in ended and process.poll() is not None:
                 ended[mark] = time.time()
-            elif (
-                mark in ended
-                and mark not in left
-                and (not marked(mark) or time.time() > ended[mark] + 5)
-            ):
-                left[mark] = marked(mark)
-        assert time.time() < deadline, (
-            f"runs not stopped and gone after 120 s: {[runs[m][0] for m in runs if m not in left]}"
-        )
-        time.sleep(0.1)
-    return {stop: left[mark] for mark, (stop, _) in runs.items()}
+            elif mark in ended and mark not in stopped:
+                if not marked(mark) or time.time() > ended[mark] + 5:
+                    seconds = ended[mark] - signalled[mark]
+                    stopped[mark] = Stopped(process.returncode, seconds, marked(mark))
+        assert time.time() < deadline, "runs not stopped and gone after 120 s"
+        time.sleep(0.05)
+    return stopped
+
+
+class Moment:
+    """When a build is stopped: once a process of its kind runs (for ``after`` seconds), or once
+    the build writes pages."""
+
+    def __init__(self, process: str = "", after: float = 0.0, pages: Path | None = None):
+        self.process, self.after, self.pages, self.seen = process, after, pages, None
+
+    def __call__(self, lines: list[str]) -> bool:
+        if self.pages is not None:
+            return any(self.pages.rglob("index.html"))
+        if self.seen is None and any(self.process in line for line in lines):
+            self.seen = time.time()
+        return self.seen is not None and time.time() >= self.seen + self.after
+
+
+def entries_all_whole(cache: Path) -> bool:
+    """Every entry a stopped build left in its cache reads back as written (none half-written)."""
+    from qkvsite.cache import ENTRY, HEADER, _digest
+
+    for path in cache.rglob("*"):
+        if path.is_file() and ENTRY.fullmatch(path.name.split(".")[0]):
+            head, _, data = path.read_bytes().partition(b"\n")
+            if head != HEADER + _digest(data).encode():
+                return False
+    return True
 
 
 @pytest.mark.skipif(
     not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)"
 )
-def test_a_build_stopped_by_sigterm_or_sigint_while_kernels_and_workers_run_leaves_no_process(
+def test_a_build_stopped_at_any_moment_ends_within_2_s_non_zero_and_leaves_nothing(
     site, build, tmp_path
 ):
-    # `site` first: these builds are stopped before they write anything outside tmp_path
-    runs = {}
-    for stop in STOPS:
+    # `site` first: its build warmed the project's cache, so a build with that cache soon renders
+    # pages; the other builds have an empty cache of their own, so they start kernels and workers
+    moments = {
+        ("SIGTERM", "kernels starting"): lambda site_dir: Moment("ipykernel"),
+        ("SIGTERM", "kernels running"): lambda site_dir: Moment("ipykernel", after=2),
+        ("SIGTERM", "figures drawing"): lambda site_dir: Moment("multiprocessing", after=1),
+        ("SIGTERM", "pages rendering"): lambda site_dir: Moment(pages=site_dir),
+        ("SIGINT", "kernels running"): lambda site_dir: Moment("ipykernel", after=2),
+        ("SIGINT", "pages rendering"): lambda site_dir: Moment(pages=site_dir),
+    }
+    runs, caches, labels = {}, {}, {}
+    for (stop, when), moment in moments.items():
         mark = f"qkv-stop-test-{uuid.uuid4()}"
-        env = {"QKV_CACHE_DIR": str(tmp_path / stop / "cache"), "QKV_STOP_TEST": mark}
-        runs[mark] = stop, build(tmp_path / stop / "site", **env)
-    left = stop_when_started(
-        runs,
-        lambda lines: (
-            any("ipykernel" in line for line in lines)
-            and any("multiprocessing" in line for line in lines)
-        ),
-    )
-    assert left == {stop: [] for stop in STOPS}
+        where = tmp_path / f"{stop}-{when.replace(' ', '-')}"
+        env = {"QKV_STOP_TEST": mark}
+        if when != "pages rendering":
+            env["QKV_CACHE_DIR"] = caches[mark] = str(where / "cache")
+        runs[mark] = stop, build(where / "site", **env), moment(where / "site")
+        labels[mark] = f"{stop} while {when}"
+    stopped = stop_when(runs)
+    for mark, what in labels.items():
+        result = stopped[mark]
+        assert result.returncode != 0, what
+        assert result.seconds <= 2, (what, f"{result.seconds:.1f} s")
+        assert result.left == [], what
+        if mark in caches:
+            assert entries_all_whole(Path(caches[mark])), what
 
 
 @pytest.mark.skipif(
     not Path("/proc/self/environ").exists(), reason="reads processes from /proc (Linux)"
 )
-def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_leaves_no_process_after_5_s(
+def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_ends_and_leaves_nothing(
     site, tmp_path
 ):
     # `site` first: each stopped run builds the site with a cache of its own, so its build starts
@@ -238,14 +281,16 @@ def test_a_pytest_stopped_by_sigterm_or_sigint_while_its_site_builds_leaves_no_p
             process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
-            runs[mark] = stop, process
-        left = stop_when_started(runs, lambda lines: any("ipykernel" in line for line in lines))
+            runs[mark] = stop, process, Moment("ipykernel")
+        stopped = stop_when(runs)
     finally:
-        for _, process in runs.values():
+        for _, process, _ in runs.values():
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    assert left == {stop: [] for stop in STOPS}
+    for mark, (stop, _, _) in runs.items():
+        assert stopped[mark].returncode != 0 and stopped[mark].seconds <= 2, stop
+        assert stopped[mark].left == [], stop
     remove_sites_of_ended_runs(tmp_path)  # as the next run does
     assert list(tmp_path.glob("qkv-site-*")) == []
 
