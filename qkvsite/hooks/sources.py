@@ -7,7 +7,8 @@ and that the reader's numbers will differ. Authors write only the markers and de
 the labels follow from them (``qkvsite.dialect``), so the page and the tests cannot disagree.
 Each file name in a title links to the snippet's lines in the repository, and a Markdown link
 ``[text](repo:path)`` links to a file of the repository (``README.md``). A build without
-``REPO_URL`` (a local one) links the GitHub repository its clone came from.
+``REPO_URL`` (a local one) links the GitHub repository its clone came from; with neither, nothing
+links to a repository (the titles and ``repo:`` links stay text) rather than to a placeholder.
 """
 
 import html
@@ -107,10 +108,13 @@ def repo_url(config, path: str) -> str:
 def title_blocks(markdown: str, page, config) -> str:
     """Every code block titled with its source (``add_titles``); ``repo:`` links to the
     repository."""
-    markdown = REPO_LINK.sub(lambda m: f"]({repo_url(config, m[1])})", markdown)
+    if config.repo_url:
+        markdown = REPO_LINK.sub(lambda m: f"]({repo_url(config, m[1])})", markdown)
+    else:  # no repository to link: the link's text alone
+        markdown = re.sub(r"\[([^\]]+)\]\(repo:[^)\s]+\)", r"\1", markdown)
     parsed = Page(page.file.abs_src_path, text=markdown)
     page.meta["qkv_sources"] = [
-        (block.includes[0].path, source_url(config, block))
+        (block.includes[0].path, source_url(config, block) if config.repo_url else None)
         for block in parsed.blocks
         if block.includes
     ]
@@ -127,6 +131,8 @@ def link_titles(html_text: str, page) -> str:
     def link(match):
         path, url = next(sources)
         assert path == match[1], (path, match[1])
+        if url is None:
+            return match[0]
         return f'<span class="filename"><a href="{html.escape(url)}">{match[1]}</a>'
 
     return TITLE.sub(link, html_text)

@@ -102,7 +102,9 @@ def table(lang: str, recs: list[dict], current: dict, repo_url: str) -> str:
     rows = [text["header"], "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for rec in recs:
         commit = rec.get("commit") or ""
-        link = f"[`{commit[:7]}`]({repo_url.rstrip('/')}/commit/{commit})" if commit else "—"
+        link = f"`{commit[:7]}`" if commit else "—"
+        if commit and repo_url:
+            link = f"[{link}]({repo_url.rstrip('/')}/commit/{commit})"
         if commit and not rec.get("clean", True):
             link += " +"
         torch_version = rec["torch"].split("+")[0]

@@ -197,7 +197,7 @@ def test_404_pages_use_the_site_root_for_styles_and_links(site, lang):
     [
         ("git@github.com:someone/qkv.git", "https://github.com/someone/qkv"),
         ("https://github.com/someone/qkv-site", "https://github.com/someone/qkv-site"),
-        ("https://gitlab.com/someone/qkv.git", "https://github.com/OWNER/REPO"),
+        ("https://gitlab.com/someone/qkv.git", ""),
     ],
 )
 def test_a_local_build_links_the_github_repository_its_clone_came_from(
@@ -212,10 +212,34 @@ def test_a_local_build_links_the_github_repository_its_clone_came_from(
     subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", remote], check=True)
     monkeypatch.setattr(sources.site, "ROOT", tmp_path)
     monkeypatch.delenv("REPO_URL", raising=False)
-    config = SimpleNamespace(repo_url="https://github.com/OWNER/REPO")
+    config = SimpleNamespace(repo_url="")  # mkdocs.yml's, without REPO_URL
     sources.repo_from_git_remote(config)
     assert config.repo_url == repo
     monkeypatch.setenv("REPO_URL", "https://github.com/set/explicitly")
     config.repo_url = "https://github.com/set/explicitly"
     sources.repo_from_git_remote(config)
     assert config.repo_url == "https://github.com/set/explicitly"
+
+
+def test_without_a_repository_nothing_links_to_a_placeholder(tmp_path, monkeypatch):
+    """No REPO_URL and no GitHub origin: no source, edit or repo: link, rather than OWNER/REPO."""
+    from types import SimpleNamespace
+
+    from mkdocs.config import load_config
+
+    from qkvsite.hooks import sources
+
+    monkeypatch.delenv("REPO_URL", raising=False)
+    assert load_config(str(ROOT / "mkdocs.yml")).repo_url in ("", None)
+    page = tmp_path / "page.en.md"
+    page.write_text(
+        "See the [README](repo:README.md).\n\n```python\n"
+        '--8<-- "snippets/dot_product/two_vectors.py:dot"\n```\n',
+        encoding="utf-8",
+    )
+    config = SimpleNamespace(repo_url="", edit_uri="edit/main/docs/")
+    meta = SimpleNamespace(file=SimpleNamespace(abs_src_path=str(page)), meta={})
+    markdown = sources.title_blocks(page.read_text(encoding="utf-8"), meta, config)
+    assert "See the README." in markdown and "repo:" not in markdown
+    title = '<span class="filename">snippets/dot_product/two_vectors.py'
+    assert sources.link_titles(title, meta) == title  # the file name stays text
