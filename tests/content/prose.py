@@ -21,9 +21,9 @@ LESSONS = [
     "multi-head",
     "shapes",
     "positional-encoding",
+    "learned-attention",
     "decoding",
     "fast-attention",
-    "learned-attention",
     "faq",
     "faq-concepts",
     "faq-matrices",
@@ -79,6 +79,18 @@ def body_text(html: str) -> list[str]:
         if text:
             texts.append(text)
     return texts
+
+
+def article_words(html: str) -> int:
+    """The words of everything a reader can read in a page's article but code, outputs, formulas
+    and figures: paragraphs, lists, tables, headings and every box, folded or not."""
+    article = BeautifulSoup(html, "html.parser").find("article")
+    for skipped in article.select(
+        "figure, .highlight, pre, code, math, .arithmatex, .md-source-file, .headerlink, "
+        ".md-content__button, .qkv-notebook-links, script, style"
+    ):
+        skipped.decompose()
+    return words(article.get_text(" "))
 
 
 def sentences(text: str) -> list[str]:
