@@ -28,6 +28,7 @@ from functools import cache, cached_property, lru_cache
 from pathlib import Path
 
 from qkvsite import config
+from qkvsite.upstream import require
 
 MARKER = re.compile(r"^\s*<!--[-\s]*pytest-codeblocks:(?P<keyword>[\w-]+)[-\s]*-->\s*$")
 OUTPUT_MARKERS = {"expected-output", "expected-output-ignore-whitespace"}
@@ -183,6 +184,7 @@ def _snippet_preprocessor(settings_key: tuple):
     md = markdown.Markdown(
         extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": settings}
     )
+    require("snippet" in md.preprocessors, "pymdown-extensions", "a preprocessor named 'snippet'")
     return md.preprocessors["snippet"]
 
 

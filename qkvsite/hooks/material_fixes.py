@@ -27,13 +27,10 @@ from pathlib import Path
 
 from qkvsite import config as site
 from qkvsite.hooks import building, toc_items
+from qkvsite.upstream import require
 
 HEAD_ALTERNATE = re.compile(r"\s*<link\b(?=[^>]*\brel=\"alternate\")(?=[^>]*\bhreflang=)[^>]*>")
 CONFIG_JSON = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
-
-
-class UpstreamChanged(RuntimeError):
-    """Material's output no longer has what a fix here relies on."""
 
 
 def set_search_base(output: str, lang: str) -> str:
@@ -41,12 +38,10 @@ def set_search_base(output: str, lang: str) -> str:
     root)."""
     match = CONFIG_JSON.search(output)
     if match is None:
-        raise UpstreamChanged(
-            'no <script id="__config"> in the page: Material changed how it passes its config'
-        )
+        require(False, "mkdocs-material", 'a <script id="__config"> in every page')
     settings = json.loads(match[2])
     if "base" not in settings:
-        raise UpstreamChanged("Material's __config has no 'base' any more")
+        require(False, "mkdocs-material", "'base' in the page's __config")
     # with its trailing slash: Material resolves "search/search_index.json" against it
     settings["base"] = settings["base"].rstrip("/") + "/" + site.url_prefix(lang)
     text = (
@@ -59,9 +54,8 @@ def drop_head_alternates(output: str) -> str:
     head, sep, body = output.partition("</head>")
     head, found = HEAD_ALTERNATE.subn("", head)
     if not found:
-        raise UpstreamChanged(
-            "no <link rel=alternate hreflang> in <head>: check whether this fix is still needed"
-        )
+        # check whether this fix is still needed
+        require(False, "mkdocs-material", "<link rel=alternate hreflang> in <head>")
     return head + sep + body
 
 
@@ -76,6 +70,8 @@ def not_found_context(context, template_name, config):
     if template_name != "404.html":
         return context
     i18n = config.plugins.get("i18n")
+    if i18n is not None:
+        require(hasattr(i18n, "extra_alternate"), "mkdocs-static-i18n", "extra_alternate")
     if i18n is not None and i18n.extra_alternate:
         # an attribute, as the plugin sets it
         config.extra.alternate = deepcopy(i18n.extra_alternate)

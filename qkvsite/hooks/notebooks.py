@@ -33,6 +33,7 @@ from qkvsite.cache import (
     vouch_for_directory,
 )
 from qkvsite.hooks import building
+from qkvsite.upstream import require
 
 log = logging.getLogger("mkdocs.plugins.qkv")
 # nbconvert/templates/mkdocs_html/notebook.html.j2
@@ -84,10 +85,23 @@ def notebook_pages_are_pages(files, config):
     language switcher needs.
     """
     jupyter = config.plugins.get("mkdocs-jupyter")
+    switcher = [f for f in files.documentation_pages() if not f.src_uri.endswith(".ipynb")]
+    if "i18n" in config.plugins and switcher:  # what the language switcher reads on a page file
+        require(
+            hasattr(switcher[0], "alternates"), "mkdocs-static-i18n", "a page file's alternates"
+        )
+    require(
+        jupyter is not None and hasattr(jupyter, "should_include"),
+        "mkdocs-jupyter",
+        "its plugin's should_include(file)",
+    )
     for file in [
         f for f in files if f.src_uri.endswith(".ipynb") and f.dest_uri.endswith("index.html")
     ]:
-        page = NotebookFile(file, config.use_directory_urls, config.site_dir)
+        try:
+            page = NotebookFile(file, config.use_directory_urls, config.site_dir)
+        except TypeError:
+            require(False, "mkdocs-jupyter", "NotebookFile(file, use_directory_urls, site_dir)")
         page.dest_path, page.abs_dest_path, page.url = file.dest_path, file.abs_dest_path, file.url
         # the plugin computes alternates for pages only, so it gave these none: the language
         # switcher's links
@@ -96,7 +110,7 @@ def notebook_pages_are_pages(files, config):
             lang: SimpleNamespace(url=site.url_prefix(lang) + f"notebooks/{chapter}/")
             for lang in site.languages()
         }
-        if jupyter is None or not jupyter.should_include(page):
+        if not jupyter.should_include(page):
             raise RuntimeError(f"{file.src_uri}: mkdocs-jupyter does not render this notebook")
         files.remove(file)
         files.append(page)

@@ -18,6 +18,7 @@ from pathlib import Path
 from qkvsite import config as site
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain
+from qkvsite.upstream import require
 
 
 def leave_out_notebook_page(page) -> None:
@@ -34,6 +35,12 @@ def one_index_per_language(config) -> None:
     if not index_path.exists():
         return
     index = json.loads(index_path.read_text(encoding="utf-8"))
+    require(
+        {"lang", "pipeline"} <= set(index.get("config", {}))
+        and isinstance(index.get("docs"), list),
+        "mkdocs-material",
+        "a search index of config.lang, config.pipeline and docs",
+    )
     references = set(site.REFERENCES_HEADING.values())
     index["docs"] = [d for d in index["docs"] if d["title"] not in references]
     index["docs"] += [
