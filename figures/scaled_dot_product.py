@@ -11,13 +11,6 @@ MASKING = "scaled_dot_product/masking.py"
 # each label in the two languages, (Chinese, English), or one string for both; plain text, no
 # mathtext: its subscripts and superscripts would be too small on a phone
 TEXT = {
-    "tokens": {
-        "I": ("我", "I"),
-        "drink": ("喝", "drink"),
-        "green": ("绿", "green"),
-        "tea": ("茶", "tea"),
-        "<pad>": "<pad>",
-    },
     "dim": ("维{}", "dim {}"),
     "query": ("查询（行）", "query (rows)"),
     "key": ("键（列）", "key (columns)"),
@@ -53,10 +46,6 @@ TEXT = {
 }
 
 
-def _tokens(names, lang):
-    return [words(TEXT, lang)["tokens"][w] for w in names]
-
-
 def _diverging(ax, values, rows, cols, lim):
     """Heatmap centred on 0, column labels on top."""
     heatmap(ax, values, rows, cols, cmap="RdBu_r", vmin=-lim, vmax=lim)
@@ -77,7 +66,7 @@ def scores_figure(ns, lang):
     t = words(TEXT, lang)
     Q, K, S = ns["Q"].cpu(), ns["K"].cpu(), ns["scores"].cpu()
     L, d_k = Q.shape
-    tokens = _tokens(ns["tokens"], lang)
+    tokens = list(ns["tokens"])
     dims = [t["dim"].format(i + 1) for i in range(d_k)]
     # laid out as a product: each score where its row of Q meets its column of Kᵀ
     fig, ((ax_0, ax_k), (ax_q, ax_s)) = plt.subplots(
@@ -102,7 +91,7 @@ def scores_figure(ns, lang):
 def scaled_figure(ns, lang):
     t = words(TEXT, lang)
     S, scaled = ns["scores"].cpu(), ns["scaled"].cpu()
-    tokens = _tokens(ns["tokens"], lang)
+    tokens = list(ns["tokens"])
     lim = float(S.abs().max())  # one colour scale for both: the shrinkage shows
     fig, axes = plt.subplots(1, 2, figsize=(5.8, 3.3), sharey=True)
     titles = (t["scores_title"].format(*S.shape), t["scaled_title"].format(ns["d_k"]))
@@ -118,7 +107,7 @@ def scaled_figure(ns, lang):
 def weights_figure(ns, lang):
     t = words(TEXT, lang)
     W = ns["weights"].cpu()
-    tokens = _tokens(ns["tokens"], lang)
+    tokens = list(ns["tokens"])
     fig, (ax_w, ax_r) = plt.subplots(1, 2, figsize=(5.6, 3.8), width_ratios=[W.shape[1], 1])
     heatmap(ax_w, W, tokens, tokens, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
     ax_w.set_title(t["weights_title"], pad=34)
@@ -133,7 +122,7 @@ def weights_figure(ns, lang):
 
 @figure("sdpa-output", STEPS)
 def output_figure(ns, lang):
-    t, tokens = words(TEXT, lang), _tokens(ns["tokens"], lang)
+    t, tokens = words(TEXT, lang), list(ns["tokens"])
     W, V, out = ns["weights"].cpu(), ns["V"].cpu(), ns["output"].cpu()
     i = 1
     return weighted_rows(
@@ -227,7 +216,7 @@ def masks_figure(ns, lang):
         (t["pad_title"], t["causal_title"]),
         strict=True,
     ):
-        tokens = _tokens(sentence, lang)
+        tokens = list(sentence)  # the same names in both editions
         heatmap(ax, weights.cpu(), tokens, tokens, fmt="{:.2f}", cmap="Oranges", vmin=0, vmax=1)
         for i, j in hidden.nonzero().tolist():
             ax.add_patch(

@@ -10,7 +10,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 # --8<-- [end:imports]
 
 # --8<-- [start:padding]
-sentences = [["I", "drink", "green", "tea"], ["I", "drink", "<pad>", "<pad>"]]
+sentences = [["t0", "t1", "t2", "t3"], ["t0", "t1", "<pad>", "<pad>"]]
 torch.manual_seed(37)
 # batch of 2 sentences, 4 positions each, d_k = d_v = 6
 q, k, v = torch.randn(3, 2, 4, 6).to(device)  # 3 × (2, 4, 6)
@@ -64,49 +64,18 @@ print(lowest)
 print(torch.softmax(half.masked_fill(hide_one, lowest), dim=-1).cpu())
 # --8<-- [end:float16]
 
-# --8<-- [start:float8]
-fp8 = torch.float8_e4m3fn  # "fn": finite values and NaN only, no infinity
-print(torch.finfo(fp8).min, torch.finfo(fp8).max)  # the ends of its range
-fills = torch.tensor([float("-inf"), -1e9], device=device)
-stored = fills.to(fp8).float()  # into float8, then back to float32 to look
-print(stored.isinf().tolist())  # neither comes back as -inf
-# --8<-- [end:float8]
-
-# --8<-- [start:fp8_types]
-# requires torch >= 2.7: float8_e8m0fnu
-# torch's five float8 types and the lowest value of each
-for name in [
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",  # no sign bit: its lowest value is positive
-]:
-    print(f"{name:16}", torch.finfo(getattr(torch, name)).min)
-# --8<-- [end:fp8_types]
-
 # --8<-- [start:conventions]
-import torch.nn as nn
 import torch.nn.functional as F
 
-mha = nn.MultiheadAttention(6, num_heads=1, bias=False, batch_first=True)
-mha = mha.to(device)
-with torch.no_grad():  # identity projections: mha(q, k, v) is plain attention
-    mha.in_proj_weight.copy_(torch.eye(6, device=device).repeat(3, 1))
-    mha.out_proj.weight.copy_(torch.eye(6, device=device))
-
-out_mha, _ = mha(q, k, v, key_padding_mask=pad)  # True = do NOT attend
-same = F.scaled_dot_product_attention(q, k, v, attn_mask=pad[:, None, :])
-inverted = F.scaled_dot_product_attention(q, k, v, attn_mask=~pad[:, None, :])
-print(torch.allclose(out_mha, same, atol=1e-5))  # same mask: wrong keys
-print(torch.allclose(out_mha, inverted, atol=1e-5))  # inverted: True = attend
+# with V the identity, each output row is the row of weights itself
+eye = torch.eye(4, device=device).expand(2, 4, 4)  # (2, 4, 4)
+as_is = F.scaled_dot_product_attention(q, k, eye, attn_mask=pad[:, None, :])
+inverted = F.scaled_dot_product_attention(q, k, eye, attn_mask=~pad[:, None, :])
+print(as_is[1].cpu())  # sentence 2: True = may attend, so only <pad> is seen
+print(inverted[1].cpu())  # the same weights as pad_weights[1] above
 # --8<-- [end:conventions]
 
 # --8<-- [start:is_causal]
-out_mha, _ = mha(q, k, v, attn_mask=causal)  # True = do NOT attend
-keep = ~causal  # True = attend, as F.scaled_dot_product_attention expects
-out_keep = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)  # (2, 4, 6)
-out_is_causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-print(torch.allclose(out_mha, out_keep, atol=1e-5))
-print(torch.allclose(out_mha, out_is_causal, atol=1e-5))
+future = F.scaled_dot_product_attention(q, k, eye, is_causal=True)  # (2, 4, 4)
+print(future[0].cpu())  # sentence 1: the same weights as causal_weights
 # --8<-- [end:is_causal]

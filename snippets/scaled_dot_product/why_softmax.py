@@ -11,7 +11,7 @@ u = torch.tensor([1.0, -2.0, 0.5, 3.0], device=device)  # gradient from above
 
 soft = torch.softmax(scores, dim=-1)  # (4,)
 print(", ".join(f"{w:.4f}" for w in soft.tolist()))
-print(bool((soft > 0).all()), f"{soft.sum().item():.4f}")  # all positive, sum 1
+print(f"sum {soft.sum().item():.4f}")  # all positive, and they sum to 1
 (soft * u).sum().backward()
 print(scores.grad.cpu())  # every score gets a gradient
 # --8<-- [end:soft]

@@ -16,7 +16,7 @@ from snippets.decoding.tiny_decoder import KVCache, TinyDecoder, decoder_mask
 from snippets.multi_head.multi_head_attention import MultiHeadAttention, check_input
 from snippets.positional_encoding.learned import add_positions
 from snippets.positional_encoding.rope import rope, rope_complex
-from snippets.scaled_dot_product.attention import scaled_dot_product_attention as attention
+from snippets.scaled_dot_product.attention import checked_attention as attention
 
 f16, bf16, f64, long = torch.float16, torch.bfloat16, torch.float64, torch.long
 
