@@ -159,7 +159,7 @@ def test_references_are_plain_links_to_https_pages(name, lang):
 
 
 QUESTION = {"zh": "**本章回答的问题：**", "en": "**The question:**"}
-HOW_WE_KNOW = {"zh": '!!! note "我们怎么知道"', "en": '!!! note "How we know"'}
+HOW_WE_KNOW = {"zh": '!!! note "结果怎么核对"', "en": '!!! note "How we know"'}
 
 
 @pytest.mark.parametrize("lang", LANGS)
