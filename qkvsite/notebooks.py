@@ -36,6 +36,7 @@ from markdown.extensions.toc import slugify
 
 from qkvsite import config, machine
 from qkvsite.cache import Cache, key
+from qkvsite.cjk import join_cjk_lines
 from qkvsite.dialect import MARKER, Page, scan, version_tuple
 
 TITLE = {"zh": "笔记本：{}", "en": "Notebook: {}"}
@@ -146,6 +147,8 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
             out.append(lines[i])
             i += 1
     text = "\n".join(out)
+    if page.lang == "zh":  # as the chapter page shows it: no space where a line breaks
+        text = join_cjk_lines(text)
     text = ADMONITION.sub(_admonition, text)
     text = PAGE_LINK.sub(_page_link, text)
     text = HEADING_ATTRS.sub(r'<a id="\2"></a>\n\n\1', text)

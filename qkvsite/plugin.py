@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from mkdocs.plugins import BasePlugin, event_priority
 
+from qkvsite import cjk, highlight, records
 from qkvsite import config as site
-from qkvsite import highlight, records
 from qkvsite.cache import TemplateCache
 from qkvsite.hooks import (
     building,
     chapters,
-    cjk,
     figures,
     material_fixes,
     math,

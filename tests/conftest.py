@@ -178,7 +178,7 @@ class Background:
 
     def start_server(self):
         if self.server is None:
-            from tests.browsing import Server
+            from tests.site.browsing import Server
 
             self.server = Server(self.start_build().directory)
             self.config.add_cleanup(self.server.close)
@@ -186,7 +186,7 @@ class Background:
 
     def start_page_loads(self):
         if self.page_loads is None:
-            from tests.browsing import PageLoads
+            from tests.site.browsing import PageLoads
 
             self.page_loads = PageLoads(self.start_build(), self.start_server().origin)
             self.config.add_cleanup(self.page_loads.close)

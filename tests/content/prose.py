@@ -4,7 +4,7 @@ proof.
 Only body text counts: paragraphs and list items of the article, not admonitions, collapsed
 boxes, figures, tables or code. Each formula and each piece of inline code counts as one word.
 
-    .venv/bin/python -m tests.prose [SITE_DIR]     # a table per page, after `make build`
+    .venv/bin/python -m tests.content.prose [SITE_DIR]     # a table per page, after `make build`
 """
 
 import functools

@@ -1,4 +1,4 @@
-"""Chinese typesetting (qkvsite.hooks.cjk, qkvsite.hooks.math): no space where a source line breaks
+"""Chinese typesetting (qkvsite.cjk, qkvsite.hooks.math): no space where a source line breaks
 between two Chinese characters, upright captions, and no line that starts with Chinese punctuation
 after a formula."""
 
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from qkvsite import config
-from qkvsite.hooks.cjk import join_cjk_lines
+from qkvsite.cjk import join_cjk_lines
 from qkvsite.hooks.math import typeset
 
 CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
@@ -34,16 +34,29 @@ def test_chinese_punctuation_after_an_inline_formula_cannot_start_a_line():
     assert html.count('class="nowrap"') == 1  # only where punctuation follows
 
 
+def test_a_break_after_a_link_or_bold_text_ending_in_chinese_is_joined_too():
+    markdown = "见[代码仓库](https://example.org)\n写明。**重点**\n在这里。\n- 列表\n- 项"
+    assert join_cjk_lines(markdown) == (
+        "见[代码仓库](https://example.org)写明。**重点**在这里。\n- 列表\n- 项"
+    )
+
+
+ZH_NOTEBOOK_PAGES = [f"notebooks/{chapter}/" for chapter in config.chapters()]
+
+
 @pytest.mark.site
-@pytest.mark.parametrize("page", ZH_PAGES, ids=[p.name for p in ZH_PAGES])
-def test_no_chinese_page_shows_a_space_from_a_source_line_break(site, page):
-    url = config.page_url(config.page_name(page), config.language_of(page))
+@pytest.mark.parametrize(
+    "url",
+    [config.page_url(config.page_name(p), "zh") for p in ZH_PAGES] + ZH_NOTEBOOK_PAGES,
+)
+def test_no_chinese_page_shows_a_space_from_a_source_line_break(site, url):
     html = (site / url / "index.html").read_text(encoding="utf-8")
-    article = html[html.index("<article") : html.index("</article>")]
-    article = re.sub(r"<pre\b.*?</pre>", "", article, flags=re.S)  # code keeps its lines
-    # two characters with only a line break between them, no tag: one paragraph's text, shown with
-    # a space
-    assert not re.findall(f".{{0,8}}[{CJK}]\\n\\s*[{CJK}].{{0,8}}", article)
+    start = html.index("<article") if "<article" in html else html.index("<body")
+    article = re.sub(r"<pre\b.*?</pre>|<code\b.*?</code>", "", html[start:], flags=re.S)
+    # the text a reader sees: two Chinese characters with a line break between them (tags aside)
+    # are shown with a space
+    text = re.sub(r"<[^>]+>", "", article)
+    assert not re.findall(f".{{0,8}}[{CJK}][ \\t]*\\n\\s*[{CJK}].{{0,8}}", text)
 
 
 def test_chinese_captions_are_upright():

@@ -2,8 +2,11 @@
 one.
 
 HTML turns a line break into a space, and Chinese puts none between characters, so "注意力：\\n点积"
-would show "注意力： 点积". Lines inside code fences are left as they are, and so is a line that
-ends a heading, a table row or a block's opening line.
+would show "注意力： 点积". What counts is what a reader sees at the break: the last character of
+a link's text or a bold span (``[代码仓库](url)``, ``**点积**``) and the first of the next line's.
+Lines inside code fences are left as they are, and so is a line that ends a heading, a table row or
+a block's opening line. The chapter pages (``qkvsite.plugin``) and the Chinese notebooks
+(``qkvsite.notebooks``) are joined alike.
 """
 
 import re
@@ -11,8 +14,10 @@ import re
 from qkvsite.dialect import scan
 
 CJK = "\u2e80-\u2fff\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
-ENDS_CJK = re.compile(f"[{CJK}]$")
-STARTS_CJK = re.compile(f"^[ \\t]*[{CJK}]")
+# a line's last visible character: after it, only a link's target or emphasis marks
+ENDS_CJK = re.compile(f"[{CJK}](?:\\]\\([^)\\s]*\\)|[*_])*$")
+# a line's first: before it, only emphasis marks or a link's opening bracket
+STARTS_CJK = re.compile(f"^[ \\t]*(?:[*_]+|\\[)*[{CJK}]")
 # a heading, table row, admonition, caption block, HTML
 OWN_LINE = re.compile(r"^\s*(#|\||!!!|\?\?\?|///|<)")
 
