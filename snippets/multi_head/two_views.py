@@ -5,25 +5,27 @@ import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-# chapter 1's three tokens and their vectors, used here as the values V
-tokens = ["cat", "dog", "car"]
+# "The animal didn't cross the street because it was too tired."
+# values V of three of its tokens; the features, made up for the example:
+# a thing, alive, a place, a state
+tokens = ["animal", "street", "tired"]
 V = torch.tensor(
     [
-        [1.0, 0.8, 0.1, 0.0],  # cat
-        [0.9, 1.0, 0.0, 0.2],  # dog
-        [0.0, 0.1, 1.0, 0.9],  # car
+        [1.0, 1.0, 0.0, 0.0],  # animal
+        [1.0, 0.0, 1.0, 0.0],  # street
+        [0.0, 0.0, 0.0, 1.0],  # tired
     ],
     device=device,
 )  # (3, 4)
 
-# two rows of weights the query "dog" could use, over cat, dog, car
-similar = torch.tensor([1.0, 0.0, 0.0], device=device)  # the similar token
-following = torch.tensor([0.0, 0.0, 1.0], device=device)  # the next token
-shared = (similar + following) / 2  # (3,): one row has to hold both
+# two rows of weights the query "it" could use, over animal, street, tired
+referent = torch.tensor([1.0, 0.0, 0.0], device=device)  # what "it" is
+state = torch.tensor([0.0, 0.0, 1.0], device=device)  # what is said of it
+shared = (referent + state) / 2  # (3,): one row has to hold both
 
-print("head 0 reads  ", (similar @ V).cpu())
-print("head 1 reads  ", (following @ V).cpu())
+print("head 0 reads  ", (referent @ V).cpu())
+print("head 1 reads  ", (state @ V).cpu())
 print("one row reads ", (shared @ V).cpu())
-both = torch.cat([similar @ V, following @ V])  # (8,): two heads, side by side
+both = torch.cat([referent @ V, state @ V])  # (8,): two heads, side by side
 print("two heads keep", both.cpu())
 # --8<-- [end:two_views]

@@ -13,7 +13,8 @@ import torch
 from torch import nn
 
 from snippets.decoding.tiny_decoder import KVCache, TinyDecoder, decoder_mask
-from snippets.multi_head.multi_head_attention import MultiHeadAttention, check_input
+from snippets.multi_head.checks import check_input
+from snippets.multi_head.multi_head_attention import CheckedMultiHeadAttention
 from snippets.positional_encoding.learned import add_positions
 from snippets.positional_encoding.rope import rope, rope_complex
 from snippets.scaled_dot_product.attention import checked_attention as attention
@@ -32,7 +33,7 @@ def keep_tril(L, dtype=torch.float32):
 
 def mha(dtype=torch.float32):
     torch.manual_seed(0)
-    return MultiHeadAttention(12, 3).to(dtype=dtype)
+    return CheckedMultiHeadAttention(12, 3).to(dtype=dtype)
 
 
 def decoder():
@@ -245,7 +246,7 @@ CASES = [
         TypeError,
         r"mask must be a tensor, got list",
     ),
-    # --- MultiHeadAttention: snippets/multi_head/multi_head_attention.py
+    # --- CheckedMultiHeadAttention: snippets/multi_head/multi_head_attention.py
     # ---------------------------------
     (
         "mha-keep-causal-mask",
@@ -362,7 +363,7 @@ CASES = [
     ),
     (
         "mha-E-not-divisible-by-H",
-        lambda: MultiHeadAttention(10, 3),
+        lambda: CheckedMultiHeadAttention(10, 3),
         ValueError,
         r"embed_dim = 10 is not divisible by num_heads = 3",
     ),

@@ -11,7 +11,11 @@ from torch.testing import assert_close
 
 from qkvsite.config import DOCS
 from qkvsite.dialect import Page
-from snippets.multi_head.multi_head_attention import MultiHeadAttention, check_input
+from snippets.multi_head.checks import check_input
+from snippets.multi_head.multi_head_attention import (
+    CheckedMultiHeadAttention,
+    MultiHeadAttention,
+)
 from tests.conftest import run_snippet
 
 
@@ -30,11 +34,12 @@ def chapter():
     return run_script("multi_head_attention.py")
 
 
-def pytorch_and_ours(E, H, device, dtype, bias=True, seed=0):
-    """nn.MultiheadAttention with random weights and biases, and our module with a copy."""
+def pytorch_and_ours(E, H, device, dtype, bias=True, seed=0, cls=CheckedMultiHeadAttention):
+    """nn.MultiheadAttention with random weights and biases, and our module (the robust version
+    unless ``cls`` says otherwise) with a copy."""
     torch.manual_seed(seed)
     ref = nn.MultiheadAttention(E, H, bias=bias, batch_first=True, dtype=dtype)
-    ours = MultiHeadAttention(E, H, bias=bias).to(dtype)
+    ours = cls(E, H, bias=bias).to(dtype)
     with torch.no_grad():
         if bias:
             nn.init.normal_(ref.in_proj_bias)
@@ -69,6 +74,42 @@ def test_module_equals_nn_multihead_attention_with_copied_weights(B, L, E, H, ma
     assert out.shape == (B, L, E) and weights.shape == (B, H, L, L)
     assert_close(out, expected_out)
     assert_close(weights, expected_weights)
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "padding", "causal+padding"])
+def test_core_module_with_one_combined_mask_equals_nn_multihead_attention(mask, device, dtype):
+    # the page's core module takes one bool mask: padding (B, L) becomes (B, 1, 1, L)
+    B, L, E, H = 3, 7, 16, 4
+    ref, ours = pytorch_and_ours(E, H, device, dtype, cls=MultiHeadAttention)
+    x = torch.randn(B, L, E, dtype=dtype).to(device)
+    kwargs = masks(mask, B, L, device)
+    combined = kwargs.get("attn_mask")
+    if "key_padding_mask" in kwargs:
+        hidden = kwargs["key_padding_mask"][:, None, None, :]
+        combined = hidden if combined is None else combined | hidden
+    out, weights = ours(x, attn_mask=combined)
+    expected_out, expected_weights = ref(x, x, x, **kwargs, average_attn_weights=False)
+    assert_close(out, expected_out)
+    assert_close(weights, expected_weights)
+
+
+def test_robust_version_computes_what_the_core_module_computes(device, dtype):
+    torch.manual_seed(0)
+    core = MultiHeadAttention(12, 3).to(device, dtype)
+    checked = CheckedMultiHeadAttention(12, 3).to(device, dtype)
+    checked.load_state_dict(core.state_dict())  # the same parameter names and shapes
+    x = torch.randn(2, 5, 12, dtype=dtype).to(device)
+    causal = torch.ones(5, 5, dtype=torch.bool, device=device).triu(diagonal=1)
+    t_core, t_checked = {}, {}
+    for a, b in zip(core(x, causal, t_core), checked(x, causal, trace=t_checked), strict=True):
+        assert torch.equal(a, b)
+    assert t_core.keys() == t_checked.keys()
+
+
+def test_core_module_section_is_at_most_40_lines():
+    block = next(b for b in Page(DOCS / "multi-head.en.md").blocks if "class Multi" in b.code)
+    assert "def check" not in block.code and "warnings" not in block.code
+    assert len(block.code.strip().splitlines()) <= 40
 
 
 def test_module_without_bias_equals_nn_multihead_attention(device, dtype):
@@ -173,7 +214,7 @@ def test_merge_heads_undoes_split_heads(device, dtype):
 
 
 def test_masked_positions_get_exactly_zero_weight(device):
-    mha = MultiHeadAttention(12, 3).to(device)
+    mha = CheckedMultiHeadAttention(12, 3).to(device)
     B, L = 2, 5
     kwargs = masks("causal+padding", B, L, device)
     _, weights = mha(torch.randn(B, L, 12).to(device), **kwargs)
@@ -189,9 +230,9 @@ def test_head_by_head_loop_equals_the_batched_module(head_by_head):
     with torch.no_grad():
         mha.in_proj.weight.copy_(torch.cat(ns["W_Q"] + ns["W_K"] + ns["W_V"], dim=1).T)
         mha.out_proj.weight.copy_(ns["W_O"].T)
-    out, weights = mha(ns["X"])
-    assert_close(out, ns["output"])
-    assert_close(weights, torch.stack(ns["weights"]))
+    out, weights = mha(ns["X"][None])  # the core module takes a batch
+    assert_close(out[0], ns["output"])
+    assert_close(weights[0], torch.stack(ns["weights"]))
 
 
 def test_head_by_head_heads_each_match_sdpa(head_by_head):
@@ -284,11 +325,11 @@ x5 = torch.ones(2, 5, 12)
             "torch.int64, shape (2, 5, 12)",
         ),
         (
-            lambda m: MultiHeadAttention(10, 3),
+            lambda m: CheckedMultiHeadAttention(10, 3),
             ValueError,
             "embed_dim = 10 is not divisible by num_heads = 3",
         ),
-        (lambda m: MultiHeadAttention(12, 0), ValueError, "num_heads = 0"),
+        (lambda m: CheckedMultiHeadAttention(12, 0), ValueError, "num_heads = 0"),
         (lambda m: m(x5, attn_mask=torch.zeros(5, 5)), TypeError, "attn_mask must be bool"),
         (
             lambda m: m(x5, attn_mask=torch.zeros(4, 4, dtype=torch.bool)),
@@ -324,7 +365,7 @@ x5 = torch.ones(2, 5, 12)
 )
 def test_bad_input_raises_error_naming_the_shapes(call, error, message):
     with pytest.raises(error) as info:
-        call(MultiHeadAttention(12, 3))
+        call(CheckedMultiHeadAttention(12, 3))
     assert message in str(info.value)
 
 
@@ -486,9 +527,10 @@ def test_cross_attention_from_the_in_proj_blocks_equals_nn_multihead_attention(
 
 def test_one_row_of_weights_blends_what_two_heads_keep_apart():
     ns = run_snippet("multi_head/two_views.py")
-    V, similar, following, shared = ns["V"], ns["similar"], ns["following"], ns["shared"]
+    V, referent, state, shared = ns["V"], ns["referent"], ns["state"], ns["shared"]
+    assert ns["tokens"] == ["animal", "street", "tired"]
     assert_close(shared.sum(), torch.tensor(1.0, device=shared.device))  # still one row of weights
-    assert_close(similar @ V, V[0])  # cat, exactly
-    assert_close(following @ V, V[2])  # car, exactly
+    assert_close(referent @ V, V[0])  # animal, exactly
+    assert_close(state @ V, V[2])  # tired, exactly
     assert_close(shared @ V, (V[0] + V[2]) / 2)  # one row: the average of the two
     assert ns["both"].shape == (2 * V.shape[1],)  # two heads: both readings, side by side
