@@ -1,10 +1,12 @@
-"""Chapter 2 figures, drawn from snippets/qkv/projections.py and cross_attention.py."""
+"""Chapter 2 figures, drawn from snippets/qkv/verb_subject.py, projections.py and
+cross_attention.py."""
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from qkvsite.figures import figure, heatmap, palette, words
 
+ROLES = "qkv/verb_subject.py"
 SELF = "qkv/projections.py"
 CROSS = "qkv/cross_attention.py"
 
@@ -14,6 +16,16 @@ TEXT = {
     "x_title": ("X：输入（{}×{}）", "X: input ({}×{})"),
     "w_title": "× ${}$ ({}×{})",
     "out_title": "${0} = X {1}$ ({2}×{3})",
+    "words": {"dog": ("狗", "dog"), "bites": ("咬", "bites"), "man": ("人", "man")},
+    "q_title": ("查询 q（咬）：找什么", "query q of bites: what it looks for"),
+    "q_cols": (["名词？", "主语？"], ["noun?", "subject?"]),
+    "k_title": ("键 k：能被找到的标签", "keys k: labels"),
+    "k_cols": (["名词", "主语"], ["noun", "subject"]),
+    "score": "q·k",
+    "weight": ("权重", "weight"),
+    "val_title": ("值 v：交出的内容", "values v: content"),
+    "v_cols": (["动物", "人"], ["animal", "human"]),
+    "z_title": ("咬的输出 = Σ 权重 × v", "output of bites = Σ weight × v"),
     "s_title": "$S = Q K^\\top / \\sqrt{d_k}$",
     "a_title": "A = softmax(S, dim=-1)",
     "s_note": ("方框：$S[{0}, {1}] \\neq S[{1}, {0}]$", "boxed: $S[{0}, {1}] \\neq S[{1}, {0}]$"),
@@ -151,4 +163,45 @@ def cross_attention(ns, lang):
     bg.text(
         0, top + 1, t["ca_sources"].format(*Q.shape, *K.shape, *V.shape), va="top", linespacing=1.8
     )
+    return fig
+
+
+@figure("qkv-roles", ROLES)
+def qkv_roles(ns, lang):
+    t = words(TEXT, lang)
+    names = [t["words"][w] for w in ns["tokens"]]
+    K, V = ns["K"].cpu(), ns["V"].cpu()
+    q, scores, weights, z = (ns[k].cpu() for k in ("q_bites", "scores", "weights", "z_bites"))
+    n = len(names)
+    # in cells: the query above the keys; then keys, scores, weights, values side by side; the
+    # output below the values
+    k_x, s_x, w_x, v_x, top = 1.3, 4.2, 6.1, 8.5, 3.4
+    fig, bg, axes = _canvas(v_x + 2.1, top + n + 3.0, cell_w=0.535, cell_h=0.36)
+    blues = {"cmap": "Blues", "vmin": 0, "vmax": 4}
+    ax_q = axes(k_x, 1.0, 2, 1)
+    heatmap(ax_q, q[None, :], [""], t["q_cols"], fmt="{:.0f}", **blues)
+    ax_q.set_title(t["q_title"], loc="left")
+    ax_k = axes(k_x, top, 2, n)
+    heatmap(ax_k, K, names, t["k_cols"], fmt="{:.0f}", **blues)
+    ax_k.set_xlabel(t["k_title"])
+    ax_s = axes(s_x, top, 1, n)
+    heatmap(ax_s, scores[:, None], [""] * n, [t["score"]], fmt="{:.0f}", **blues)
+    ax_w = axes(w_x, top, 1.4, n)
+    orange = {"cmap": "Oranges", "vmin": 0, "vmax": 1}
+    heatmap(ax_w, weights[:, None], [""] * n, [t["weight"]], fmt="{:.3f}", **orange)
+    ax_v = axes(v_x, top, 2, n)
+    heatmap(ax_v, V, [""] * n, t["v_cols"], fmt="{:.0f}", **blues)
+    ax_v.set_xlabel(t["val_title"])
+    ax_z = axes(v_x, top + n + 1.9, 2, 1)
+    heatmap(ax_z, z[None, :], [""], ["", ""], fmt="{:.3f}", **orange)
+    bg.text(v_x - 0.3, top + n + 2.4, t["z_title"], ha="right", va="center")
+    for ax in (ax_q, ax_k, ax_s, ax_w, ax_v, ax_z):
+        ax.xaxis.tick_top()
+        ax.set_aspect("auto")
+    mid = top + n / 2
+    _arrow(bg, (k_x + 1, 2.05), (k_x + 1, top - 0.65))
+    _arrow(bg, (k_x + 2.1, mid), (s_x - 0.1, mid))
+    _arrow(bg, (s_x + 1.1, mid), (w_x - 0.1, mid))
+    _arrow(bg, (w_x + 1.5, mid), (v_x - 0.1, mid))
+    _arrow(bg, (v_x + 1, top + n + 0.75), (v_x + 1, top + n + 1.85))
     return fig

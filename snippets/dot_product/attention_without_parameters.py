@@ -1,9 +1,18 @@
-"""Softmax(X Xᵀ) X as functions, checked against PyTorch's attention."""
+"""Softmax(X Xᵀ) X as one function, checked against PyTorch's attention."""
 
-# --8<-- [start:functions]
+# --8<-- [start:idea]
 import torch
 
 
+def self_attention_without_parameters(x):
+    """Softmax(X Xᵀ) X for x of shape (L, d), or (B, L, d) for a batch."""
+    S = x @ x.transpose(-2, -1)  # similarities: every pair of rows
+    A = torch.softmax(S, dim=-1)  # weights: each row sums to 1
+    return A @ x  # row i: the rows of x, weighted by row i of A
+    # --8<-- [end:idea]
+
+
+# --8<-- [start:robust]
 def check_tokens(name: str, t: torch.Tensor) -> None:
     """Raise unless t is a float tensor of shape (..., L, d), L, d >= 1."""
     shape = tuple(t.shape)
@@ -36,28 +45,38 @@ def weighted_sum(weights: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return weights @ x
 
 
-def self_attention_without_parameters(x: torch.Tensor) -> torch.Tensor:
-    """Softmax(X Xᵀ) X."""
+def checked_self_attention(x: torch.Tensor) -> torch.Tensor:
+    """Softmax(X Xᵀ) X, with its input checked first."""
     return weighted_sum(similarity_weights(x), x)
-    # --8<-- [end:functions]
+    # --8<-- [end:robust]
 
 
 if __name__ == "__main__":
-    # --8<-- [start:compare]
+    # --8<-- [start:use]
     import torch.nn.functional as F
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
-    torch.manual_seed(0)
-    # 2 sequences, 5 tokens, 8 features
-    x = torch.randn(2, 5, 8).to(device)  # (2, 5, 8): (B, L, d)
+    X = torch.tensor(  # section 1.2's cat, dog and car
+        [[1.0, 0.8, 0.1, 0.0], [0.9, 1.0, 0.0, 0.2], [0.0, 0.1, 1.0, 0.9]],
+        device=device,
+    )  # (3, 4): (L, d)
+    Z = self_attention_without_parameters(X)  # (3, 4)
+    print(Z.cpu())
 
-    ours = self_attention_without_parameters(x)  # (2, 5, 8)
     # PyTorch's attention with Q = K = V = X and no scaling computes the same
+    theirs = F.scaled_dot_product_attention(X, X, X, scale=1.0)  # (3, 4)
+    print(torch.allclose(Z, theirs, atol=1e-6))
+    # --8<-- [end:use]
+
+    # --8<-- [start:batch]
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 8).to(device)  # (2, 5, 8): (B, L, d)
+    out = self_attention_without_parameters(x)  # (2, 5, 8)
+    print(out.shape)
     theirs = F.scaled_dot_product_attention(x, x, x, scale=1.0)  # (2, 5, 8)
-    torch.testing.assert_close(ours, theirs)
-    print(ours.shape, "matches F.scaled_dot_product_attention")
-    # --8<-- [end:compare]
+    print(torch.allclose(out, theirs, atol=1e-6))
+    # --8<-- [end:batch]
 
     # --8<-- [start:bad_input]
     try:

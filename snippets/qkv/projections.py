@@ -23,21 +23,6 @@ for name, t in [("X", X), ("Q", Q), ("K", K), ("V", V)]:
     print(name, tuple(t.shape))
 # --8<-- [end:project]
 
-# --8<-- [start:weight]
-print("w_q.weight", tuple(w_q.weight.shape))  # (out_features, in_features)
-
-W_Q = w_q.weight.T  # (d_model, d_k): the W^Q of the formula
-print("W_Q", tuple(W_Q.shape))
-print(torch.allclose(X @ W_Q, Q))  # Q = X W^Q
-
-# row k of the weight holds the coefficients of output feature k
-# (float32 sums these products in another order: compare with atol)
-print(torch.allclose(Q[:, 1], X @ w_q.weight[1], atol=1e-6))
-
-# row i of Q comes from row i of X alone: tokens are not mixed here
-print(torch.allclose(Q[2], X[2] @ W_Q, atol=1e-6))
-# --8<-- [end:weight]
-
 # --8<-- [start:roles]
 # (L, d_k) @ (d_k, L) -> (L, L); S[i, j] = q_i · k_j / √d_k
 S = Q @ K.T / d_k**0.5  # (L, L)
@@ -66,3 +51,18 @@ out = nn.functional.scaled_dot_product_attention(Q, K, V)  # (L, d_v)
 print("output", tuple(out.shape))
 print(torch.allclose(out, Z, atol=1e-6))  # the Z computed by hand above
 # --8<-- [end:widths]
+
+# --8<-- [start:weight]
+print("w_q.weight", tuple(w_q.weight.shape))  # (out_features, in_features)
+
+W_Q = w_q.weight.T  # (d_model, d_k): the W^Q of the formula
+print("W_Q", tuple(W_Q.shape))
+print(torch.allclose(X @ W_Q, Q))  # Q = X W^Q
+
+# row k of the weight holds the coefficients of output feature k
+# (float32 sums these products in another order: compare with atol)
+print(torch.allclose(Q[:, 1], X @ w_q.weight[1], atol=1e-6))
+
+# row i of Q comes from row i of X alone: tokens are not mixed here
+print(torch.allclose(Q[2], X[2] @ W_Q, atol=1e-6))
+# --8<-- [end:weight]

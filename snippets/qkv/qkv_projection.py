@@ -5,6 +5,23 @@ import torch
 from torch import nn
 
 
+class QKVProjection(nn.Module):
+    """Q = X W^Q, K = C W^K, V = C W^V; C is X itself or another sequence."""
+
+    def __init__(self, d_model, d_k, d_v, d_context=None):
+        super().__init__()
+        d_context = d_model if d_context is None else d_context
+        self.w_q = nn.Linear(d_model, d_k, bias=False)
+        self.w_k = nn.Linear(d_context, d_k, bias=False)
+        self.w_v = nn.Linear(d_context, d_v, bias=False)
+
+    def forward(self, x, context=None):
+        context = x if context is None else context  # None: self-attention
+        return self.w_q(x), self.w_k(context), self.w_v(context)
+        # --8<-- [end:module]
+
+
+# --8<-- [start:robust]
 def check_sequence(name: str, t: torch.Tensor, d: int) -> None:
     """Raise unless t is a float tensor of shape (..., L, d) with L >= 1."""
     shape = tuple(t.shape)
@@ -24,44 +41,39 @@ def check_sequence(name: str, t: torch.Tensor, d: int) -> None:
         )
 
 
-class QKVProjection(nn.Module):
-    """Q = X W^Q, K = C W^K, V = C W^V; C is X itself or another sequence."""
+def check_qkv_inputs(proj, x, context):
+    """Raise unless x and context fit proj: features, batch, dtype."""
+    check_sequence("x", x, proj.w_q.in_features)
+    check_sequence("context", context, proj.w_k.in_features)
+    if x.shape[:-2] != context.shape[:-2]:
+        raise ValueError(
+            f"x {tuple(x.shape)} and context {tuple(context.shape)} "
+            "have different batch dimensions"
+        )
+    weight_dtype = proj.w_q.weight.dtype
+    for name, t in [("x", x), ("context", context)]:
+        if t.dtype != weight_dtype:
+            raise TypeError(
+                f"{name} is {t.dtype}, shape {tuple(t.shape)}, but the "
+                f"weights are {weight_dtype}"
+            )
+
+
+class CheckedQKVProjection(QKVProjection):
+    """QKVProjection that checks its sizes and its input first."""
 
     def __init__(self, d_model, d_k, d_v, d_context=None):
-        super().__init__()
-        d_context = d_model if d_context is None else d_context
         sizes = dict(d_model=d_model, d_k=d_k, d_v=d_v, d_context=d_context)
         for name, size in sizes.items():
-            if not isinstance(size, int) or size < 1:
+            if size is not None and (not isinstance(size, int) or size < 1):
                 raise ValueError(f"{name} must be a positive int, got {size!r}")
-        # nn.Linear(in, out) stores weight as (out, in): W^Q is w_q.weight.T
-        self.w_q = nn.Linear(d_model, d_k, bias=False)
-        self.w_k = nn.Linear(d_context, d_k, bias=False)
-        self.w_v = nn.Linear(d_context, d_v, bias=False)
+        super().__init__(d_model, d_k, d_v, d_context)
 
-    def forward(self, x: torch.Tensor, context: torch.Tensor | None = None):
-        """x: (..., L_q, d_model); context: (..., L_k, d_context), x if None.
-
-        Returns Q (..., L_q, d_k), K (..., L_k, d_k) and V (..., L_k, d_v).
-        """
+    def forward(self, x, context=None):
         context = x if context is None else context
-        check_sequence("x", x, self.w_q.in_features)
-        check_sequence("context", context, self.w_k.in_features)
-        if x.shape[:-2] != context.shape[:-2]:
-            raise ValueError(
-                f"x {tuple(x.shape)} and context {tuple(context.shape)} "
-                "have different batch dimensions"
-            )
-        weight_dtype = self.w_q.weight.dtype
-        for name, t in [("x", x), ("context", context)]:
-            if t.dtype != weight_dtype:
-                raise TypeError(
-                    f"{name} is {t.dtype}, shape {tuple(t.shape)}, but the "
-                    f"weights are {weight_dtype}"
-                )
-        return self.w_q(x), self.w_k(context), self.w_v(context)
-
-    # --8<-- [end:module]
+        check_qkv_inputs(self, x, context)
+        return super().forward(x, context)
+        # --8<-- [end:robust]
 
 
 if __name__ == "__main__":
@@ -89,6 +101,7 @@ if __name__ == "__main__":
     # --8<-- [end:use]
 
     # --8<-- [start:bad_input]
+    checked = CheckedQKVProjection(d_model=8, d_k=6, d_v=5).to(device)
     bad_inputs = [
         torch.randn(8),  # one token without a sequence axis
         torch.randn(4, 7),  # 7 features, the projection expects 8
@@ -97,7 +110,7 @@ if __name__ == "__main__":
     ]
     for bad in bad_inputs:
         try:
-            proj(bad.to(device))
+            checked(bad.to(device))
         except (ValueError, TypeError) as error:
             print(f"{type(error).__name__}: {error}")
     # --8<-- [end:bad_input]

@@ -10,6 +10,7 @@ from torch.testing import assert_close
 from qkvsite.config import DOCS
 from snippets.dot_product.attention_without_parameters import (
     check_tokens,
+    checked_self_attention,
     self_attention_without_parameters,
     similarity_weights,
     weighted_sum,
@@ -143,6 +144,17 @@ def test_self_attention_without_parameters_matches_sdpa(shape, device, dtype):
     )
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (2, 5, 8)], ids=["unbatched", "batched"])
+def test_the_robust_version_computes_what_the_three_line_idea_does(shape, device, dtype):
+    # section 1.5: the checks change nothing for good input
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0), dtype=dtype).to(device)
+    assert_close(checked_self_attention(x), self_attention_without_parameters(x))
+
+
+def test_the_function_of_section_1_5_gives_section_1_4s_z(chapter):
+    assert_close(self_attention_without_parameters(chapter["X"]), chapter["Z"])
+
+
 def test_similarity_weights_rows_sum_to_one(device, dtype):
     x = torch.randn(2, 7, 3, dtype=dtype).to(device)
     weights = similarity_weights(x)
@@ -177,7 +189,7 @@ def test_similarity_weights_rows_sum_to_one(device, dtype):
             TypeError,
             "(3, 2)",
         ),
-        (lambda: self_attention_without_parameters(torch.ones(2, 0, 4)), ValueError, "(2, 0, 4)"),
+        (lambda: checked_self_attention(torch.ones(2, 0, 4)), ValueError, "(2, 0, 4)"),
         (lambda: check_tokens("q", torch.tensor(1.0)), ValueError, "q must be (L, d)"),
     ],
     ids=[

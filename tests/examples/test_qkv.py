@@ -8,8 +8,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.testing import assert_close
 
+from qkvsite.config import ROOT
 from qkvsite.figures import load_all, render, run_example
-from snippets.qkv.qkv_projection import QKVProjection, check_sequence
+from snippets.qkv.qkv_projection import CheckedQKVProjection, QKVProjection, check_sequence
 from tests.conftest import run_snippet
 
 
@@ -81,10 +82,31 @@ def test_scores_are_query_key_dot_products_and_not_symmetric(chapter):
 
 
 def test_untrained_projections_give_nearly_even_weights(chapter):
-    # figure 2-2's caption: with random W the rows of A are close to uniform
+    # figure 2-3's caption: the rows of A are close to uniform
     A = chapter["A"]
     assert bool((A.amax(dim=-1) - A.amin(dim=-1) < 0.2).all())
     assert bool((A.amax(dim=-1) < 2 / A.shape[-1]).all())
+
+
+def test_even_weights_come_from_the_small_default_scale_not_from_randomness(chapter):
+    # figure 2-3's caption: nn.Linear draws its weights within ±1/√in_features, so the scores are
+    # small; the same random matrices at unit scale give weights far from even; W^V plays no part
+    X, d_k = chapter["X"], chapter["d_k"]
+    bound = 1 / math.sqrt(X.shape[1])
+    W_Q, W_K = chapter["w_q"].weight.T.detach(), chapter["w_k"].weight.T.detach()
+    for W in (W_Q, W_K, chapter["w_v"].weight.detach()):
+        assert float(W.abs().max()) <= bound
+    assert float(chapter["S"].detach().abs().max()) < 0.5
+    unit = math.sqrt(3) / bound  # a uniform on ±bound has standard deviation bound/√3
+    A_unit = torch.softmax((X @ (unit * W_Q)) @ (X @ (unit * W_K)).T / math.sqrt(d_k), dim=-1)
+    assert float(A_unit.amax()) > 0.9 and float(A_unit.amin()) < 0.01
+    with torch.no_grad():
+        chapter["w_v"].weight.mul_(10)  # another W^V: the same weights
+        try:
+            Q, K = chapter["w_q"](X), chapter["w_k"](X)
+            assert_close(torch.softmax(Q @ K.T / math.sqrt(d_k), dim=-1), chapter["A"])
+        finally:
+            chapter["w_v"].weight.div_(10)
 
 
 def test_self_attention_output_has_width_d_v_and_matches_sdpa(chapter):
@@ -234,6 +256,61 @@ def test_exercise_snippet_keys_from_one_tensor_values_from_another():
     assert ns["V_short"].shape[0] != K.shape[0]
 
 
+# --- a verb looking for its subject (the hand trace) ------------------------
+
+
+@pytest.fixture(scope="module")
+def verb():
+    """Variables of the hand-made "dog bites man" example after it ran."""
+    return run_snippet("qkv/verb_subject.py")
+
+
+def test_the_verbs_query_finds_the_noun_that_carries_the_subject_feature(verb):
+    tokens, weights = verb["tokens"], verb["weights"]
+    assert tokens[int(weights.argmax())] == "dog"
+    assert float(weights.max()) > 0.8
+    # chapter 1's X Xᵀ, with no projections, would send bites to itself
+    X = verb["X"]
+    assert tokens[int((X[1] @ X.T).argmax())] == "bites"
+
+
+def test_the_hand_trace_matches_pytorch_attention(verb):
+    Q, K, V = (verb[k] for k in "QKV")
+    assert_close(verb["scores"], Q[1] @ K.T)
+    assert_close(verb["weights"], torch.softmax(Q[1] @ K.T, dim=-1))
+    out = F.scaled_dot_product_attention(Q, K, V, scale=1.0)
+    assert_close(verb["z_bites"], out[1])
+    assert_close(verb["Z"], out)
+    assert_close(verb["S"], Q @ K.T)
+    assert not torch.allclose(verb["S"], verb["S"].T)  # bites looks for dog, not dog for bites
+
+
+def test_moving_the_subject_feature_moves_the_verbs_attention(verb):
+    # "man bites dog": the same W, the verb now takes the human's value
+    tokens, w2 = verb["tokens"], verb["weights2"]
+    assert tokens[int(w2.argmax())] == "man"
+    out = F.scaled_dot_product_attention(verb["Q2"], verb["K2"], verb["V2"], scale=1.0)
+    assert_close(w2 @ verb["V2"], out[1])
+    assert_close(verb["weights2"], verb["weights"].flip(0))
+
+
+def test_roles_figure_shows_the_trace_values():
+    load_all()
+    ns = run_example("qkv/verb_subject.py")
+    svg = render("qkv-roles", "en").decode()
+    for t, fmt in [
+        (ns["Q"][1], "{:.0f}"),
+        (ns["K"], "{:.0f}"),
+        (ns["scores"], "{:.0f}"),
+        (ns["weights"], "{:.3f}"),
+        (ns["V"], "{:.0f}"),
+        (ns["z_bites"], "{:.3f}"),
+    ]:
+        assert all(f">{c}<" in svg for c in cells(t, fmt)), fmt
+    assert ">bites<" in svg
+    assert "咬" in render("qkv-roles", "zh").decode()
+
+
 # --- QKVProjection ------------------------------------------------------------
 
 
@@ -367,7 +444,7 @@ def test_keys_and_values_follow_the_context_length():
     ],
 )
 def test_bad_input_raises_error_naming_the_shapes(call, error, message):
-    proj = QKVProjection(8, 6, 5)
+    proj = CheckedQKVProjection(8, 6, 5)
     with pytest.raises(error) as info:
         call(proj)
     assert message in str(info.value)
@@ -383,7 +460,26 @@ def test_bad_input_raises_error_naming_the_shapes(call, error, message):
 )
 def test_constructor_rejects_bad_sizes(sizes, message):
     with pytest.raises(ValueError, match=message):
-        QKVProjection(*sizes)
+        CheckedQKVProjection(*sizes)
+
+
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["unbatched", "batched"])
+def test_the_checked_projection_computes_what_the_core_module_does(batch, device, dtype):
+    torch.manual_seed(0)
+    core = QKVProjection(8, 6, 5, d_context=3).to(device, dtype)
+    checked = CheckedQKVProjection(8, 6, 5, d_context=3).to(device, dtype)
+    checked.load_state_dict(core.state_dict())
+    x = torch.randn(*batch, 4, 8, dtype=dtype).to(device)
+    memory = torch.randn(*batch, 9, 3, dtype=dtype).to(device)
+    for ours, theirs in zip(checked(x, memory), core(x, memory), strict=True):
+        assert_close(ours, theirs)
+
+
+def test_the_core_module_is_at_most_15_lines():
+    # section 2.6 shows the idea first: three nn.Linear and forward
+    source = (ROOT / "snippets/qkv/qkv_projection.py").read_text(encoding="utf-8")
+    core = source.split("class QKVProjection", 1)[1].split("# --8<-- [end:module]", 1)[0]
+    assert len([line for line in core.splitlines() if line.strip()]) <= 15
 
 
 # --- figures ----------------------------------------------------------------------
