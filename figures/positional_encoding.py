@@ -1,9 +1,11 @@
 """Chapter 6 figures, drawn from snippets/positional_encoding/*.py."""
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.colors import SymLogNorm
+from matplotlib.patches import Arc
 
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import figure, heatmap, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -22,6 +24,13 @@ TEXT = {
         "Fix i, plot along k: three curves, one line",
     ),
     "from_p": "$i = {}$",
+    "counter_title": ("二进制计数器", "Binary counter"),
+    "bit": ("第几位", "bit"),
+    "pe_columns_title": ("PE 的正弦列", "Sine columns of PE"),
+    "pair_column": ("第几对 p", "pair p"),
+    "rope_pair_title": ("q 在位置 {}，k 在位置 {}", "q at position {}, k at {}"),
+    "before": ("虚线：旋转前的 q 和 k", "dotted: q and k before turning"),
+    "angle_between": ("夹角 {:.1f}°", "angle {:.1f}°"),
     "rope_grid_title": ("RoPE：q 放在 i，k 放在 j", "RoPE: q placed at i, k at j"),
     "m": ("查询位置 i", "query position i"),
     "n": ("键位置 j", "key position j"),
@@ -41,6 +50,7 @@ TEXT = {
 }
 
 SINUSOIDAL = "positional_encoding/sinusoidal.py"
+SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
 def _matrix_above(values, title, xlabel, ylabel, **style):
@@ -71,6 +81,33 @@ def sinusoid_matrix(ns, lang):
         ax.plot(range(length), pe[:, column], color=color, label=column)
     ax.set(xlabel=t["position"], title=t["columns_title"], ylim=(-1.15, 2.1))
     ax.legend(title=t["dimension"], loc="upper center", ncols=4)
+    return fig
+
+
+@figure("pe-binary", SINUSOIDAL)
+def binary_counter(ns, lang):
+    t = words(TEXT, lang)
+    pe, length, n = ns["pe"].cpu().round(decimals=1) + 0.0, 16, 4  # + 0.0: no "-0.0"
+    bits = [[(pos >> b) & 1 for b in range(n)] for pos in range(length)]
+    fig, (ax_b, ax_p) = plt.subplots(1, 2, figsize=(5.0, 5.6), layout="constrained")
+    rows = [str(pos) for pos in range(length)]
+    columns = [str(b) for b in range(n)]
+    heatmap(ax_b, bits, rows, columns, fmt="{:.0f}", vmin=0, vmax=1.6)
+    heatmap(
+        ax_p,
+        pe[:length, 0 : 2 * n : 2],  # sin(pos ω_p) of pairs p = 0 .. n - 1
+        rows,
+        columns,
+        fmt="{:.1f}",
+        cmap="RdBu_r",
+        vmin=-1.6,
+        vmax=1.6,
+    )
+    ax_b.set(title=t["counter_title"], xlabel=t["bit"], ylabel=t["position"])
+    ax_p.set(title=t["pe_columns_title"], xlabel=t["pair_column"])
+    for ax in (ax_b, ax_p):
+        ax.xaxis.tick_top()
+        ax.xaxis.set_label_position("top")
     return fig
 
 
@@ -114,6 +151,46 @@ def rope_scores(ns, lang):
     ax.set_ylim(top=ax.get_ylim()[1] + 0.7)
     ax.axvline(0, color=palette()["muted"], lw=0.8)
     ax.set(xlabel="$i - j$", ylabel=t["score"], title=t["rope_offset_title"])
+    return fig
+
+
+@figure("rope-rotation", "positional_encoding/rope.py")
+def rope_rotation(ns, lang):
+    t = words(TEXT, lang)
+    rope, direction, device = ns["rope"], ns["direction"], ns["device"]
+    q, k = ns["pair_q"], ns["pair_k"]
+    fig, axes = plt.subplots(1, 2, figsize=(5.8, 3.2), layout="constrained")
+    ink, muted = palette()["ink"], palette()["muted"]
+    for ax, (i, j) in zip(axes, ns["placements"], strict=True):
+        q_i = rope(q, torch.tensor([i], device=device)).cpu()
+        k_j = rope(k, torch.tensor([j], device=device)).cpu()
+        ax.add_patch(plt.Circle((0, 0), 1, fill=False, color=palette()["rule"]))
+        for v, color, style in [
+            (q.cpu(), "tab:blue", ":"),
+            (k.cpu(), "tab:orange", ":"),
+            (q_i, "tab:blue", "-"),
+            (k_j, "tab:orange", "-"),
+        ]:
+            x, y = float(v[0, 0]), float(v[0, 1])
+            ax.annotate(
+                "",
+                (x, y),
+                (0, 0),
+                arrowprops={"arrowstyle": "-|>", "color": color, "ls": style, "lw": 2},
+            )
+        for v, label, color in [
+            (q_i, "q" + str(i).translate(SUB), "tab:blue"),
+            (k_j, "k" + str(j).translate(SUB), "tab:orange"),
+        ]:
+            ax.text(*(1.2 * v[0]).tolist(), label, color=color, ha="center", va="center")
+        start, end = direction(q_i), direction(k_j)
+        ax.add_patch(Arc((0, 0), 0.7, 0.7, theta1=start, theta2=end, color=ink, lw=1.2))
+        ax.set_title(t["rope_pair_title"].format(i, j), fontsize=10)
+        ax.set_xlabel(t["angle_between"].format((end - start) % 360), color=ink)
+        ax.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", xticks=[], yticks=[])
+        for spine in ax.spines.values():
+            spine.set_color(muted)
+    fig.supxlabel(t["before"], color=muted, fontsize=10)
     return fig
 
 

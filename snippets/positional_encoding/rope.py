@@ -1,4 +1,4 @@
-"""Rotary position embedding (RoPE, Su et al., arXiv 2104.09864), two ways."""
+"""Rotary position embedding (RoPE, Su et al., arXiv 2104.09864)."""
 
 # ruff: noqa: E402  (each section imports what it uses: it runs alone)
 
@@ -8,6 +8,26 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def rope_angles(positions, d_k, dtype=torch.float32, base=10000.0):
+    """Angle i θ_p for position i and pair p, θ_p = base^(-2p/d_k)."""
+    two_p = torch.arange(0, d_k, 2, device=positions.device, dtype=dtype)
+    theta = base ** (-two_p / d_k)  # (d_k/2,)
+    return positions.to(dtype)[..., None] * theta  # (..., L, d_k/2)
+
+
+def rope(x, positions, base=10000.0):
+    """Turn each pair (x_2p, x_2p+1) of x (..., L, d_k) by the angle i θ_p."""
+    angles = rope_angles(positions, x.shape[-1], x.dtype, base)
+    cos, sin = angles.cos(), angles.sin()
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # the two features of each pair
+    out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+    return out.flatten(-2)  # pairs back in place: 2p, 2p+1
+
+
+# --8<-- [end:functions]
+
+
+# --8<-- [start:robust]
 def check_rope_input(x, positions):
     """x: float (..., L, d_k), d_k even; positions: integers (L,) or (..., L).
 
@@ -39,58 +59,36 @@ def check_rope_input(x, positions):
         )
 
 
-def angle_dtype(x):
-    """float64 for float64 x, else float32: i θ_p in float16 is too coarse."""
-    return torch.float64 if x.dtype == torch.float64 else torch.float32
-
-
-def rope_angles(positions, d_k, dtype=torch.float32, base=10000.0):
-    """Angle i θ_p for position i and pair p, θ_p = base^(-2p/d_k)."""
-    two_p = torch.arange(0, d_k, 2, device=positions.device, dtype=dtype)
-    theta = base ** (-two_p / d_k)  # (d_k/2,)
-    return positions.to(dtype)[..., None] * theta  # (..., L, d_k/2)
-
-
-def rope_complex(x, positions, base=10000.0):
-    """Pairs (x_2p, x_2p+1) as complex numbers, times e^(1j * i θ_p)."""
+def checked_rope(x, positions, base=10000.0):
+    """rope after the checks; float16 and bfloat16 x are turned in float32."""
     check_rope_input(x, positions)
-    y = x.to(angle_dtype(x))  # compute in float32 even for fp16 x
-    angles = rope_angles(positions, x.shape[-1], y.dtype, base)
-    pairs = torch.view_as_complex(
-        y.reshape(*y.shape[:-1], -1, 2).contiguous()
-    )  # (..., L, d_k/2) complex
-    turned = pairs * torch.polar(torch.ones_like(angles), angles)
-    return torch.view_as_real(turned).flatten(-2).to(x.dtype)
+    wide = torch.float64 if x.dtype == torch.float64 else torch.float32
+    return rope(x.to(wide), positions, base).to(x.dtype)
 
 
-def rope(x, positions, base=10000.0):
-    """The same rotation, written as 2x2 matrices on (x_2p, x_2p+1)."""
-    check_rope_input(x, positions)
-    y = x.to(angle_dtype(x))  # compute in float32 even for fp16 x
-    angles = rope_angles(positions, x.shape[-1], y.dtype, base)
-    cos, sin = angles.cos(), angles.sin()
-    x1, x2 = y[..., 0::2], y[..., 1::2]  # the two features of each pair
-    out = torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-    return out.flatten(-2).to(x.dtype)  # pairs back in place: 2p, 2p+1
-
-
-# --8<-- [end:functions]
+# --8<-- [end:robust]
 
 
 if __name__ == "__main__":
-    # --8<-- [start:agree]
-    torch.manual_seed(0)
-    B, L, d_k = 2, 6, 8
-    x = torch.randn(B, L, d_k).to(device)  # (B, L, d_k)
-    positions = torch.arange(L, device=device)  # (L,)
-    a, b = rope_complex(x, positions), rope(x, positions)  # 2 × (B, L, d_k)
-    print("complex == 2x2 rotations:", torch.allclose(a, b, atol=1e-6))
-    print(
-        "lengths unchanged:",
-        torch.allclose(a.norm(dim=-1), x.norm(dim=-1), atol=1e-5),
-    )
-    print("position 0 unchanged:", torch.allclose(a[:, 0], x[:, 0]))
-    # --8<-- [end:agree]
+    # --8<-- [start:pair]
+    q = torch.tensor([[1.0, 0.0]], device=device)  # (1, 2): one pair
+    k = torch.tensor([[0.0, 1.0]], device=device)  # (1, 2): one pair
+
+    def direction(v):
+        """The direction of a 2-D vector, in degrees from 0 to 360."""
+        return (torch.atan2(v[0, 1], v[0, 0]).rad2deg() % 360).item()
+
+    placements = [(1, 0), (4, 3)]  # pairs (i, j): q at position i, k at j
+    for i, j in placements:
+        q_i = rope(q, torch.tensor([i], device=device))  # turned by i radians
+        k_j = rope(k, torch.tensor([j], device=device))  # turned by j radians
+        between = (direction(k_j) - direction(q_i)) % 360
+        print(
+            f"q at {i}: {direction(q_i):5.1f}°  k at {j}: "
+            f"{direction(k_j):5.1f}°  angle from q to k: {between:.1f}°"
+        )
+    # --8<-- [end:pair]
+    pair_q, pair_k = q, k  # the figure rope-rotation turns these two
 
     # --8<-- [start:relative]
     torch.manual_seed(1)
@@ -150,31 +148,6 @@ if __name__ == "__main__":
         )
     # --8<-- [end:in_attention]
 
-    # --8<-- [start:pairing]
-    def rope_half(x, positions, base=10000.0):
-        """Pairs (x_p, x_p+d_k/2) instead of (x_2p, x_2p+1): 'rotate half'."""
-        check_rope_input(x, positions)
-        angles = rope_angles(positions, x.shape[-1], x.dtype, base)
-        cos, sin = angles.cos(), angles.sin()
-        x1, x2 = x.chunk(2, dim=-1)  # first half, second half
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-
-    torch.manual_seed(3)
-    x = torch.randn(5, 8).to(device)  # (5, 8)
-    positions = torch.arange(5, device=device)
-    half, interleaved = rope_half(x, positions), rope(x, positions)
-    print("same numbers:", torch.allclose(half, interleaved, atol=1e-5))
-
-    # the same rotation after reordering the features: 0, 4, 1, 5, 2, 6, 3, 7
-    order = torch.arange(8).view(2, 4).T.flatten().to(device)
-    print("order:", order.tolist())
-    undo = order.argsort()
-    print(
-        "half-split == interleaved on reordered features:",
-        torch.allclose(half, rope(x[:, order], positions)[:, undo], atol=1e-6),
-    )
-    # --8<-- [end:pairing]
-
     # --8<-- [start:bad_input]
     for bad_x, bad_positions in [
         (torch.randn(4, 7), torch.arange(4)),  # d_k = 7: no pairs
@@ -182,7 +155,7 @@ if __name__ == "__main__":
         (torch.randn(4, 8), torch.arange(4.0)),  # float positions
     ]:
         try:
-            rope(bad_x.to(device), bad_positions.to(device))
+            checked_rope(bad_x.to(device), bad_positions.to(device))
         except (ValueError, TypeError) as error:
             print(f"{type(error).__name__}: {error}")
     # --8<-- [end:bad_input]

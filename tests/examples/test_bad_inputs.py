@@ -16,7 +16,7 @@ from snippets.decoding.tiny_decoder import KVCache, TinyDecoder, decoder_mask
 from snippets.multi_head.checks import check_input
 from snippets.multi_head.multi_head_attention import CheckedMultiHeadAttention
 from snippets.positional_encoding.learned import add_positions
-from snippets.positional_encoding.rope import rope, rope_complex
+from snippets.positional_encoding.rope import checked_rope as rope
 from snippets.scaled_dot_product.attention import checked_attention as attention
 
 f16, bf16, f64, long = torch.float16, torch.bfloat16, torch.float64, torch.long
@@ -49,7 +49,7 @@ causal_keep = torch.ones(5, 5, dtype=torch.bool).tril()  # True = attend (sdpa)
 tokens = torch.tensor([[1, 2, 3], [4, 5, 6]])
 
 CASES = [
-    # --- rope and rope_complex: snippets/positional_encoding/rope.py
+    # --- checked_rope: snippets/positional_encoding/rope.py
     # -------------------------------------
     (
         "rope-B-equals-H-positions-B-L",
@@ -70,12 +70,6 @@ CASES = [
         r"x \(1, 2, 4, 8\), positions \(1, 4\)",
     ),
     (
-        "rope-complex-B-equals-H",
-        lambda: rope_complex(ones(2, 2, 4, 8), torch.zeros(2, 4, dtype=long)),
-        ValueError,
-        r"one dimension per leading dimension of x.*positions \(2, 4\)",
-    ),
-    (
         "rope-B-H-mismatch",
         lambda: rope(ones(2, 3, 4, 8), torch.zeros(2, 4, dtype=long)),
         ValueError,
@@ -86,12 +80,6 @@ CASES = [
         lambda: rope(ones(4, 7), torch.arange(4)),
         ValueError,
         r"d_k = 7 must be even to form pairs: x \(4, 7\), positions \(4,\)",
-    ),
-    (
-        "rope-complex-odd-d",
-        lambda: rope_complex(ones(2, 4, 5), torch.arange(4)),
-        ValueError,
-        r"d_k = 5 must be even.*x \(2, 4, 5\)",
     ),
     (
         "rope-too-many-positions",
@@ -545,7 +533,7 @@ def test_the_table_has_at_least_sixty_cases_with_unique_names():
 # -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fn", [rope, rope_complex], ids=["rope", "rope_complex"])
+@pytest.mark.parametrize("fn", [rope], ids=["checked_rope"])
 @pytest.mark.parametrize("half", [f16, bf16], ids=["float16", "bfloat16"])
 def test_rope_in_float16_and_bfloat16_stays_within_1e_2_of_float64_up_to_position_8192(
     fn, half, device
@@ -591,7 +579,7 @@ def test_rope_half_precision_survives_positions_past_float16_range():
 )
 def test_rope_accepts_the_shapes_the_pages_use_and_keeps_the_dtype(x_shape, positions, dtype_):
     x = torch.ones(x_shape, dtype=dtype_)
-    for fn in (rope, rope_complex):
+    for fn in (rope,):
         out = fn(x, positions)
         assert out.shape == x.shape and out.dtype == dtype_
 

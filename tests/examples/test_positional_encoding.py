@@ -11,7 +11,7 @@ from torch.testing import assert_close
 
 from snippets.positional_encoding.alibi import alibi_bias, alibi_slopes
 from snippets.positional_encoding.learned import add_positions
-from snippets.positional_encoding.rope import check_rope_input, rope, rope_complex
+from snippets.positional_encoding.rope import check_rope_input, checked_rope, rope
 from snippets.positional_encoding.sinusoidal import shift_matrix, sinusoidal_encoding
 from tests.conftest import run_snippet
 
@@ -171,14 +171,40 @@ def rotation_reference(x, positions, base=10000.0):
 @pytest.mark.parametrize(
     "shape", [(6, 8), (2, 6, 8), (2, 3, 6, 16)], ids=["L-d", "B-L-d", "B-H-L-d"]
 )
-def test_rope_equals_explicit_rotation_matrices_both_ways(shape, device, dtype):
+def test_rope_and_checked_rope_equal_explicit_rotation_matrices(shape, device, dtype):
     torch.manual_seed(0)
     x = torch.randn(shape, dtype=dtype).to(device)
     positions = torch.tensor([0, 1, 2, 5, 40, 300], device=device)
     expected = rotation_reference(x.cpu(), positions.cpu())
     tol = {"atol": 1e-5, "rtol": 1e-5} if dtype == torch.float32 else {}
     assert_close(rope(x, positions).cpu().double(), expected, **tol)
-    assert_close(rope_complex(x, positions), rope(x, positions), **tol)
+    assert_close(checked_rope(x, positions), rope(x, positions), **tol)
+
+
+def test_one_pair_turns_by_its_position_in_radians_and_keeps_the_angle_between_q_and_k(
+    rope_chapter,
+):
+    direction, device = rope_chapter["direction"], rope_chapter["device"]
+    q, k = rope_chapter["pair_q"], rope_chapter["pair_k"]
+    placements = rope_chapter["placements"]
+    assert len({i - j for i, j in placements}) == 1  # Figure 6-4: one distance, two placements
+
+    def angle(i, j):
+        q_i, k_j = (rope(v, torch.tensor([p], device=device)) for v, p in ((q, i), (k, j)))
+        assert abs(direction(q_i) - math.degrees(i) % 360) < 1e-3  # theta_0 = 1 rad per position
+        return (direction(k_j) - direction(q_i)) % 360
+
+    for i, j in [*placements, (10, 9), (100, 99)]:
+        assert abs(angle(i, j) - (90 - math.degrees(1))) < 1e-3  # 32.7 degrees, printed
+    assert abs(angle(3, 0) - angle(1, 0)) > 1  # another distance, another angle
+
+
+def test_sine_columns_change_more_slowly_from_pair_to_pair_like_the_bits_of_a_counter():
+    pe = sinusoidal_encoding(16, 32).double()  # Figure 6-1: positions 0-15, pairs 0-3
+    change = [pe[:, 2 * p].diff().abs().sum().item() for p in range(4)]
+    assert change == sorted(change, reverse=True) and len(set(change)) == 4
+    flips = [sum(((n >> b) & 1) != (((n + 1) >> b) & 1) for n in range(15)) for b in range(4)]
+    assert flips == [15, 7, 3, 1]  # each bit flips half as often as the one before
 
 
 def test_rope_keeps_lengths_and_leaves_position_zero_alone(device):
@@ -240,22 +266,6 @@ def test_rope_attention_equals_softmax_of_rotated_scores(device, dtype):
     assert_close(F.scaled_dot_product_attention(qr, kr, v), by_hand)
 
 
-def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapter, device):
-    rope_half = rope_chapter["rope_half"]
-    torch.manual_seed(0)
-    x = torch.randn(9, 16).to(device)
-    positions = torch.arange(9, device=device)
-    order = torch.arange(16).view(2, 8).T.flatten().to(device)
-    assert_close(rope_half(x, positions), rope(x[:, order], positions)[:, order.argsort()])
-    assert not torch.allclose(rope_half(x, positions), rope(x, positions), atol=1e-3)
-    q, k = torch.randn(2, 1, 16, dtype=torch.float64)
-    s = [
-        (rope_half(q, torch.tensor([m])) * rope_half(k, torch.tensor([m - 4]))).sum()
-        for m in (4, 30, 90)
-    ]
-    assert_close(torch.stack(s), s[0].expand(3))
-
-
 @pytest.mark.parametrize(
     "x, positions, error, message",
     [
@@ -303,7 +313,7 @@ def test_half_split_pairing_is_interleaved_rope_on_reordered_features(rope_chapt
     ],
 )
 def test_rope_bad_input_names_the_shapes(x, positions, error, message):
-    for fn in (rope, rope_complex, check_rope_input):
+    for fn in (checked_rope, check_rope_input):
         with pytest.raises(error, match=message):
             fn(x, positions)
 
@@ -415,49 +425,6 @@ def test_rows_never_seen_in_training_keep_their_initial_values_or_only_shrink_un
     assert not torch.allclose(weight[:train_len], start[:train_len] * shrink, atol=1e-3)
 
 
-def half_split_scores(x, w_q, w_k, H, rotate):
-    """Every head's rotated q · k for (L, E) input and weights in the (in, out) layout Q = X @ W_Q:
-    (H, L, L)."""
-    L, E = x.shape
-    q, k = ((x @ w).view(L, H, E // H).transpose(0, 1) for w in (w_q, w_k))
-    positions = torch.arange(L, device=x.device)
-    return rotate(q, positions) @ rotate(k, positions).transpose(-2, -1)
-
-
-def per_head_order(E, H):
-    """0, d/2, 1, d/2 + 1, ... within each head: half-split features in interleaved order."""
-    return torch.arange(E).view(H, 2, E // H // 2).transpose(1, 2).flatten()
-
-
-@pytest.mark.parametrize("H", [1, 2, 4])
-def test_half_split_checkpoint_runs_under_interleaved_rope_once_columns_are_reordered_per_head(
-    H, rope_chapter, device, dtype
-):
-    rope_half = rope_chapter["rope_half"]
-    torch.manual_seed(0)
-    L, E = 7, 16
-    x = torch.randn(L, E, dtype=dtype).to(device)
-    W_Q, W_K = (torch.randn(E, E, dtype=dtype).to(device) / 4 for _ in range(2))
-    target = half_split_scores(x, W_Q, W_K, H, rope_half)
-    order = per_head_order(E, H).to(device)
-    assert_close(half_split_scores(x, W_Q[:, order], W_K[:, order], H, rope), target)
-    # the rows of the (in, out) matrices are the wrong axis: that permutes the input features
-    assert not torch.allclose(
-        half_split_scores(x, W_Q[order], W_K[order], H, rope), target, atol=1e-3
-    )
-    # nn.Linear stores (out, in): there the output features are the rows, bias included
-    w_q, w_k = (nn.Linear(E, E).to(device, dtype) for _ in range(2))
-    with torch.no_grad():
-        L_q, L_k = w_q(x).view(L, H, -1).transpose(0, 1), w_k(x).view(L, H, -1).transpose(0, 1)
-        positions = torch.arange(L, device=device)
-        target = rope_half(L_q, positions) @ rope_half(L_k, positions).transpose(-2, -1)
-        for w in (w_q, w_k):
-            w.weight.copy_(w.weight[order])
-            w.bias.copy_(w.bias[order])
-        q, k = w_q(x).view(L, H, -1).transpose(0, 1), w_k(x).view(L, H, -1).transpose(0, 1)
-        assert_close(rope(q, positions) @ rope(k, positions).transpose(-2, -1), target)
-
-
 # --- exercises -----------------------------------------------------------------
 
 
@@ -493,13 +460,3 @@ def test_exercise_adamw_leaves_unseen_rows_at_their_initial_values_times_the_dec
     assert round(shrink, 4) == 0.9802
     assert_close(ns["weight"][8:], ns["start"][8:] * shrink, rtol=1e-5, atol=1e-6)
     assert not ns["only_shrunk"]
-
-
-def test_exercise_pairing_conversion_matches_the_chapters_rope(exercises, rope_chapter):
-    ns = exercises
-    x = ns["X"][:, :8]
-    positions = torch.arange(x.shape[0], device=x.device)
-    assert_close(ns["rope"](x), rope(x, positions))
-    assert_close(ns["rope_half"](x), rope_chapter["rope_half"](x, positions))
-    assert_close(ns["by_columns"], ns["target"], atol=1e-5, rtol=1e-5)
-    assert ns["order"].tolist() == per_head_order(16, 2).tolist()
