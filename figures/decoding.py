@@ -26,6 +26,13 @@ TEXT = {
     "pad_key": ("键：词元（位置编号）", "keys: token (position id)"),
     "pad_query": ("查询", "queries"),
     "pad": "<pad>",
+    "reuse_title": (
+        "缓存里的 {}（第 0 层、第 0 个头）：先“cat dog”，再追加“sat”",
+        '{} in the cache (layer 0, head 0): "cat dog", then "sat"',
+    ),
+    "kept": ("缓存里原样留用", "kept from the cache"),
+    "new_row": ("这一步新算的", "computed this step"),
+    "dim": ("{} 的第几维", "dimension of {}"),
 }
 
 ALLOWED = "#4c9f70"
@@ -75,6 +82,51 @@ def causal_alignment(ns, lang):
 
 
 TINY = "decoding/tiny_decoder.py"
+KEPT = "#3b6fb0"
+
+
+@figure("decoding-kv-cache-reuse", TINY)
+def kv_cache_reuse(ns, lang):
+    """Layer 0, head 0: the K and V rows of "cat dog" stay, the row of "sat" is new."""
+    t = words(TEXT, lang)
+    fig, axes = plt.subplots(2, 1, figsize=(5.8, 3.9), layout="constrained")
+    for ax, name, before, after in zip(
+        axes, "KV", (ns["prompt_k"], ns["prompt_v"]), (ns["grown_k"], ns["grown_v"]), strict=True
+    ):
+        rows = before[0, 0].cpu().tolist() + after[0, 0, -1:].cpu().tolist()
+        for i, row in enumerate(rows):
+            colour = KEPT if i < len(rows) - 1 else ALLOWED
+            for j, value in enumerate(row):
+                ax.add_patch(
+                    plt.Rectangle(
+                        (j - 0.5, i - 0.5),
+                        1,
+                        1,
+                        facecolor=colour,
+                        edgecolor=palette()["paper"],
+                        lw=1.5,
+                    )
+                )
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white", fontsize=9)
+        d_k = len(rows[0])
+        ax.set(xlim=(-0.5, d_k - 0.5), ylim=(len(rows) - 0.5, -0.5))
+        ax.set_yticks(range(len(rows)), ["cat", "dog", "sat"])
+        ax.set_xticks(range(d_k), range(d_k))
+        ax.set_xlabel(t["dim"].format(name), fontsize=9)
+        ax.tick_params(length=0)
+        ax.spines[:].set_visible(False)
+        ax.set_title(t["reuse_title"].format(name), fontsize=10)
+        for y, label, colour in [(0.5, t["kept"], KEPT), (2, t["new_row"], ALLOWED)]:
+            ax.annotate(
+                label,
+                (d_k - 0.5, y),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                color=colour,
+                annotation_clip=False,
+            )
+    return fig
 
 
 @figure("decoding-kv-cache-speed", TINY, measured=True)
@@ -85,7 +137,8 @@ def kv_cache_speed(ns, lang):
     full, cached = ([s * 1e3 for s in per_token[k]] for k in ("full", "cached"))
     ax.plot(lengths, full, "o-", color="tab:red", label=t["full"])
     ax.plot(lengths, cached, "s-", color="tab:blue", label=t["with_cache"])
-    for x, y, ratio in zip(lengths, full, ns["speedup"], strict=True):  # the ratio above each point
+    ratios = [f / c for f, c in zip(full, cached, strict=True)]
+    for x, y, ratio in zip(lengths, full, ratios, strict=True):  # the ratio above each point
         ax.annotate(
             f"{ratio:.1f}×",
             (x, y),

@@ -5,13 +5,13 @@ import torch
 
 from snippets.decoding.tiny_decoder import KVCache, TinyDecoder
 
-# as the page's blocks before the exercises left them (section 7.2 to 7.4)
+# as the page's blocks before the exercises left them (sections 8.1 to 8.3)
 device = "cuda" if torch.cuda.is_available() else "cpu"
 vocab = "<pad> the a cat dog bird sat ran saw on under mat tree".split()
 vocab += ["and", "quietly", "."]
 torch.manual_seed(2)
 model = TinyDecoder(len(vocab)).to(device).eval()
-generated = "the cat sat cat cat on ran and .".split()  # 7.3 and 7.4 printed it
+generated = "the cat sat cat cat on ran and .".split()  # 8.1 and 8.3 printed it
 tokens = torch.tensor([[vocab.index(w) for w in generated]], device=device)
 
 

@@ -44,14 +44,12 @@ def check_mask_sizes(L_q, L_k, pad=None):
         )
 
 
-class KVCache:
-    """Per layer, K and V of every token so far: (B, G, L_k, d_k).
-
-    G is the number of K/V heads, L_k the number of tokens so far.
-    """
+# --8<-- [start:kv_cache]
+class KVCache:  # NEW: the whole class
+    """Per layer, K and V of every token so far: (B, G, L_k, d_k)."""
 
     def __init__(self):
-        self.k, self.v = [], []
+        self.k, self.v = [], []  # one tensor per layer
 
     def __len__(self):  # L_k, the number of cached tokens
         return self.k[0].shape[-2] if self.k else 0
@@ -71,12 +69,12 @@ class KVCache:
         new.k, new.v = list(self.k), list(self.v)
         return new
 
-    def nbytes(self):
-        return sum(t.numel() * t.element_size() for t in self.k + self.v)
+
+# --8<-- [end:kv_cache]
 
 
 class CausalSelfAttention(nn.Module):
-    """H query heads sharing G key/value heads (MHA, GQA or MQA)."""
+    """H query heads; G <= H key/value heads (GQA, chapter 9), G = H here."""
 
     def __init__(self, d_model, n_heads, n_kv_heads):
         super().__init__()
@@ -87,7 +85,9 @@ class CausalSelfAttention(nn.Module):
         self.v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=False)
         self.o = nn.Linear(n_heads * self.d_k, d_model, bias=False)
 
-    def forward(self, x, allowed, cache=None, layer=0):
+    # --8<-- [start:attention_forward]
+    # CausalSelfAttention.forward
+    def forward(self, x, allowed, cache=None, layer=0):  # NEW: cache, layer
         B, L_q, _ = x.shape  # L_q new tokens
 
         def heads(t, count):  # (B, L_q, count * d_k) -> (B, count, L_q, d_k)
@@ -95,13 +95,14 @@ class CausalSelfAttention(nn.Module):
 
         q = heads(self.q(x), self.H)  # (B, H, L_q, d_k)
         k, v = heads(self.k(x), self.G), heads(self.v(x), self.G)
-        if cache is not None:
+        if cache is not None:  # NEW: append k, v; get every token's
             k, v = cache.update(layer, k, v)  # 2 × (B, G, L_k, d_k)
-        group = self.H // self.G  # query heads per K/V head
-        k = k.repeat_interleave(group, dim=1)  # (B, H, L_k, d_k)
-        v = v.repeat_interleave(group, dim=1)
+        k = k.repeat_interleave(self.H // self.G, dim=1)  # (B, H, L_k, d_k)
+        v = v.repeat_interleave(self.H // self.G, dim=1)  # GQA: chapter 9
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
         return self.o(out.transpose(1, 2).reshape(B, L_q, -1))
+
+    # --8<-- [end:attention_forward]
 
 
 class Block(nn.Module):
@@ -115,7 +116,7 @@ class Block(nn.Module):
             nn.Linear(4 * d_model, d_model),
         )
 
-    def forward(self, x, allowed, cache=None, layer=0):
+    def forward(self, x, allowed, cache=None, layer=0):  # NEW: cache, layer
         x = x + self.attn(self.ln1(x), allowed, cache, layer)
         return x + self.mlp(self.ln2(x))
 
@@ -148,6 +149,8 @@ class TinyDecoder(nn.Module):
         self.ln = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 
+    # --8<-- [start:decoder_forward]
+    # TinyDecoder.forward
     def forward(self, tokens, positions=None, pad=None, cache=None):
         """tokens (B, L_q) -> logits (B, L_q, vocab): L_q new tokens.
 
@@ -157,15 +160,18 @@ class TinyDecoder(nn.Module):
         """
         check_decoder_input(self, tokens, positions, pad, cache)
         B, L_q = tokens.shape
-        past = len(cache) if cache is not None else 0
-        if positions is None:
+        past = len(cache) if cache is not None else 0  # NEW: cached tokens
+        if positions is None:  # NEW: the new tokens come after them
             positions = torch.arange(past, past + L_q, device=tokens.device)
             positions = positions.expand(B, L_q)  # (B, L_q)
         x = self.tok(tokens) + self.pos(positions)  # (B, L_q, d_model)
+        # NEW: L_q queries, past + L_q keys, aligned bottom right (8.4)
         allowed = decoder_mask(L_q, past + L_q, pad, device=tokens.device)
         for layer, block in enumerate(self.blocks):
-            x = block(x, allowed, cache, layer)
+            x = block(x, allowed, cache, layer)  # NEW: the cache goes along
         return self.head(self.ln(x))
+
+    # --8<-- [end:decoder_forward]
 
 
 def check_decoder_input(model, tokens, positions, pad, cache):
@@ -302,26 +308,24 @@ if __name__ == "__main__":
     # --8<-- [end:cache]
 
     # --8<-- [start:memory]
-    attn = model.blocks[0].attn
-    n_layers, (B, G, L_k, d_k) = len(model.blocks), cache.k[0].shape
+    n_layers, (B, H, L_k, d_k) = len(model.blocks), cache.k[0].shape
     size = cache.k[0].element_size()  # bytes per number: 4 in float32
-    formula = 2 * n_layers * B * G * L_k * d_k * size
+    token_bytes = 2 * n_layers * H * d_k * size  # K and V, in every layer
     print(
-        f"2 x {n_layers} layers x B={B} x G={G} x L_k={L_k} "
-        f"x d_k={d_k} x {size} bytes = {formula:,} bytes"
+        f"2 x {n_layers} layers x H={H} x d_k={d_k} x {size} bytes "
+        f"= {token_bytes:,} bytes per token"
     )
-    print(f"the cache's tensors: {cache.nbytes():,} bytes")
+    held = sum(t.numel() * t.element_size() for t in cache.k + cache.v)
+    print(
+        f"{L_k} tokens: {L_k * token_bytes:,} bytes; the cache holds {held:,}"
+    )
 
-    for G in [4, 2, 1]:  # K/V heads: MHA, GQA with 2 groups, MQA
-        torch.manual_seed(0)
-        m = TinyDecoder(len(vocab), n_kv_heads=G).to(device).eval()
-        c = KVCache()
-        with torch.no_grad():
-            m(tokens, cache=c)
-        print(
-            f"n_kv_heads={G}: {c.nbytes():,} bytes, "
-            f"{c.nbytes() // len(c):,} per token"
-        )
+    # a larger model: 32 layers, 32 heads of d_k = 128, float16 (2 bytes)
+    big = 2 * 32 * 32 * 128 * 2
+    print(
+        f"32 layers x H=32 x d_k=128 in float16: {big // 2**10:,} KiB per "
+        f"token, {4096 * big / 2**30:.0f} GiB for 4,096 tokens"
+    )
     # --8<-- [end:memory]
 
     # --8<-- [start:timing]
@@ -360,10 +364,12 @@ if __name__ == "__main__":
             per_token["full"].append(seconds(full, repeats))
             per_token["cached"].append(seconds(step, repeats))
     torch.set_num_threads(threads)
-    speedup = [
-        f / c
-        for f, c in zip(per_token["full"], per_token["cached"], strict=True)
-    ]
+    times = zip(lengths, per_token["full"], per_token["cached"], strict=True)
+    for L_k, f, c in times:  # seconds without and with the cache
+        print(
+            f"L_k={L_k}: no cache {f * 1e3:.2f} ms, "
+            f"KV cache {c * 1e3:.2f} ms, ratio {f / c:.1f}"
+        )
     # --8<-- [end:timing]
 
     # --8<-- [start:left_padding]
@@ -434,3 +440,11 @@ if __name__ == "__main__":
         except (ValueError, TypeError) as error:
             print(f"{type(error).__name__}: {error}")
     # --8<-- [end:bad_input]
+
+    # Figure 8-1: layer 0's cached K and V as "cat dog" grows to "cat dog sat"
+    with torch.no_grad():
+        grown = KVCache()
+        model(ids(["cat", "dog"]), cache=grown)  # prefill: 2 tokens
+        prompt_k, prompt_v = grown.k[0].clone(), grown.v[0].clone()
+        model(ids(["sat"]), cache=grown)  # append 1 token
+    grown_k, grown_v = grown.k[0], grown.v[0]  # (1, 4, 3, 8)
