@@ -39,15 +39,3 @@ expected = F.scaled_dot_product_attention(q, k_full, v_full)
 torch.testing.assert_close(out, expected)
 print(tuple(out.shape), "== repeat_interleave of K/V")
 # --8<-- [end:gqa]
-
-# --8<-- [start:kv_cache]
-import torch
-
-# KV cache while generating: K and V of every past token, in every layer
-layers, H, d_k, L, B = 32, 32, 128, 4096, 1
-element = torch.finfo(torch.float16).bits // 8  # bytes per float16 number
-
-for name, G in [("MHA, G = H", H), ("GQA, G = 8", 8), ("MQA, G = 1", 1)]:
-    kv_bytes = 2 * layers * B * G * L * d_k * element  # 2: K and V
-    print(f"{name}: {kv_bytes / 2**20:>6,.0f} MiB")
-# --8<-- [end:kv_cache]
