@@ -1,7 +1,8 @@
 """Bug: padded keys are masked, but padded queries still count in a mean.
 
-Reported in huggingface/transformers, issue #17463; the same fix was merged
-in lanterndata/lantern_extras, pull request #91.
+Fixed in lanterndata/lantern_extras, pull request #91 (mean pooling that
+uses the attention mask); the same problem, in a user's own mean pooling, in
+huggingface/transformers, issue #17463.
 """
 
 # --8<-- [start:bug]
