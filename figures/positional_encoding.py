@@ -50,6 +50,7 @@ TEXT = {
 }
 
 SINUSOIDAL = "positional_encoding/sinusoidal.py"
+COUNTER = (16, 4)  # Figure 6-1: positions 0-15, bits and pairs 0-3
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 
@@ -87,7 +88,8 @@ def sinusoid_matrix(ns, lang):
 @figure("pe-binary", SINUSOIDAL)
 def binary_counter(ns, lang):
     t = words(TEXT, lang)
-    pe, length, n = ns["pe"].cpu().round(decimals=1) + 0.0, 16, 4  # + 0.0: no "-0.0"
+    length, n = COUNTER
+    pe = ns["pe"].cpu().round(decimals=1) + 0.0  # + 0.0: no "-0.0"
     bits = [[(pos >> b) & 1 for b in range(n)] for pos in range(length)]
     fig, (ax_b, ax_p) = plt.subplots(1, 2, figsize=(5.0, 5.6), layout="constrained")
     rows = [str(pos) for pos in range(length)]

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.testing import assert_close
 
+from figures.positional_encoding import COUNTER
 from snippets.positional_encoding.alibi import alibi_bias, alibi_slopes
 from snippets.positional_encoding.learned import add_positions
 from snippets.positional_encoding.rope import check_rope_input, checked_rope, rope
@@ -200,10 +201,12 @@ def test_one_pair_turns_by_its_position_in_radians_and_keeps_the_angle_between_q
 
 
 def test_sine_columns_change_more_slowly_from_pair_to_pair_like_the_bits_of_a_counter():
-    pe = sinusoidal_encoding(16, 32).double()  # Figure 6-1: positions 0-15, pairs 0-3
-    change = [pe[:, 2 * p].diff().abs().sum().item() for p in range(4)]
-    assert change == sorted(change, reverse=True) and len(set(change)) == 4
-    flips = [sum(((n >> b) & 1) != (((n + 1) >> b) & 1) for n in range(15)) for b in range(4)]
+    length, n = COUNTER  # Figure 6-1's caption: positions 0 to 15, pairs 0 to 3
+    assert (length, n) == (16, 4)
+    pe = sinusoidal_encoding(length, 32).double()
+    change = [pe[:, 2 * p].diff().abs().sum().item() for p in range(n)]
+    assert change == sorted(change, reverse=True) and len(set(change)) == n
+    flips = [sum((i >> b) & 1 != ((i + 1) >> b) & 1 for i in range(length - 1)) for b in range(n)]
     assert flips == [15, 7, 3, 1]  # each bit flips half as often as the one before
 
 
