@@ -1,49 +1,34 @@
-"""Chapter 5's exercises: when view can merge; checks that catch shape bugs."""
+"""Chapter 5's exercises: the shape of a padding mask; checks that catch shape
+bugs."""
 
 # ruff: noqa: E402
-# --8<-- [start:can_merge]
-import itertools
-
+# --8<-- [start:padding_mask]
 import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-
-def can_merge(t, i):
-    """The rule: view can merge dimensions i and i + 1 of t without a copy."""
-    if t.size(i) == 1 or t.size(i + 1) == 1:  # a size-1 dimension: always
-        return True
-    return t.stride(i) == t.stride(i + 1) * t.size(i + 1)
+B, L = 2, 5
+padding = torch.zeros(B, L, dtype=torch.bool, device=device)  # (B, L)
+padding[1, -2:] = True  # sequence 1 ends in 2 pad tokens: hide these keys
 
 
-def view_merges(t, i):
-    """What view really does: try to merge dimensions i and i + 1."""
-    shape = (*t.shape[:i], t.shape[i] * t.shape[i + 1], *t.shape[i + 2 :])
-    try:
-        t.view(shape)
-    except RuntimeError:
-        return False
-    return True
+def hidden_keys(H, mask):
+    """Which (sequence, head) pairs get some key hidden, given scores
+    (B, H, L, L) and a padding mask reshaped to `mask`."""
+    scores = torch.zeros(B, H, L, L, device=device)  # any scores will do
+    hidden = scores.masked_fill(mask, float("-inf")).isinf()
+    return hidden.any(dim=(-2, -1)).nonzero().tolist()  # [sequence, head]
 
 
-x = torch.arange(2 * 3 * 5 * 4).reshape(2, 3, 5, 4).to(device)  # (2, 3, 5, 4)
-cases = [(p, i) for p in itertools.permutations(range(4)) for i in range(3)]
-agree = [
-    can_merge(x.permute(p), i) == view_merges(x.permute(p), i) for p, i in cases
-]
-works = [(p, i) for p, i in cases if view_merges(x.permute(p), i)]
-print("rule agrees with view:", sum(agree), "of", len(cases))
-print("merges that work:", len(works))
-print("all keep their order:", all(p[i + 1] == p[i] + 1 for p, i in works))
-
-# chapter 4's split heads: Q is the first third of in_proj(x),
-# (B, L, 3·d_model), then (B, L, d_model) -> (B, L, H, d_k) -> (B, H, L, d_k)
-B, L, H, d_k = 2, 5, 3, 4
-projected = torch.randn(B, L, 3 * H * d_k).to(device)  # (B, L, 3·H·d_k)
-Q, K, V = projected.chunk(3, dim=-1)  # 3 × (B, L, H·d_k)
-Q_h = Q.view(B, L, H, d_k).transpose(1, 2)  # (B, H, L, d_k)
-print("Q_h", tuple(Q_h.shape), Q_h.stride(), "fold B, H:", can_merge(Q_h, 0))
-# --8<-- [end:can_merge]
+right = padding[:, None, None, :]  # (B, 1, 1, L)
+wrong = padding[:, None, :]  # (B, 1, L)
+print("right, H = 3:", hidden_keys(3, right))
+try:
+    hidden_keys(3, wrong)
+except RuntimeError as error:
+    print("wrong, H = 3: RuntimeError:", error)
+print("wrong, H = 2:", hidden_keys(2, wrong))
+# --8<-- [end:padding_mask]
 
 
 # --8<-- [start:sum_check]

@@ -1,8 +1,8 @@
 """The shape table, read from a trace of chapter 4's MultiHeadAttention.
 
-On the page this file's sections continue chapter 4's module (check_input and
-MultiHeadAttention), which the page shows right above them. Run alone, the file
-loads that module from chapter 4's snippet file.
+On the page this file's sections continue chapter 4's module (its 40-line core),
+which the page shows folded right above them. Run alone, the file loads that
+module from chapter 4's snippet file.
 """
 
 import runpy
@@ -12,9 +12,11 @@ import torch
 
 CHAPTER_4 = Path(__file__).resolve().parents[1] / "multi_head"
 _ch4 = runpy.run_path(str(CHAPTER_4 / "multi_head_attention.py"))
-MultiHeadAttention, device = _ch4["MultiHeadAttention"], _ch4["device"]
+MultiHeadAttention = _ch4["MultiHeadAttention"]
 
 # --8<-- [start:table]
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
 B, L, d_model, H = 2, 5, 12, 3  # all different: read shapes back as letters
 d_k = d_model // H
 letters = {B: "B", L: "L", d_model: "d_model", H: "H", d_k: "d_k"}

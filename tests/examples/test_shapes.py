@@ -191,21 +191,26 @@ def test_view_merges_a_dimension_of_size_one_whatever_its_stride():
     assert not mergeable(y, 0) and torch.equal(y.view(3, 4), torch.arange(12).view(3, 4))
 
 
-def test_exercise_rule_agrees_with_view_and_split_heads_cannot_be_folded_by_view(device):
+@pytest.mark.parametrize("H", [2, 3, 4])
+def test_padding_mask_b_1_1_l_hides_the_padded_keys_of_its_sequence_in_every_head(H, device):
+    B, L = 2, 5
+    padding = torch.zeros(B, L, dtype=torch.bool, device=device)
+    padding[1, -2:] = True
+    scores = torch.randn(B, H, L, L).to(device)
+    masked = scores.masked_fill(padding[:, None, None, :], float("-inf"))
+    assert torch.equal(masked.isinf(), padding[:, None, None, :].expand(B, H, L, L))
+
+
+def test_exercise_wrong_padding_mask_raises_unless_b_equals_h_then_masks_the_wrong_heads():
     ns = run_script("exercises.py")
-    assert all(ns["agree"]) and len(ns["agree"]) == 72 and len(ns["works"]) == 18
-    assert all(p[i + 1] == p[i] + 1 for p, i in ns["works"])
-    # chapter 4's split: B and H of Q_h do not line up, so view fails and reshape copies
-    B, L, H, d_k = 2, 5, 3, 4
-    trace = {}
-    MultiHeadAttention(H * d_k, H).to(device)(torch.randn(B, L, H * d_k).to(device), trace=trace)
-    Q_h = trace["Q_h"]  # what chapter 4's module really computes: Q is a chunk of in_proj(x)
-    assert Q_h.stride() == ns["Q_h"].stride() == (L * 3 * H * d_k, d_k, 3 * H * d_k, 1)
-    assert not mergeable(Q_h, 0) and not ns["can_merge"](Q_h, 0)
-    with pytest.raises(RuntimeError, match="view size is not compatible"):
-        Q_h.view(B * H, L, d_k)
-    folded = Q_h.reshape(B * H, L, d_k)
-    assert folded.data_ptr() != Q_h.data_ptr() and torch.equal(folded.view(B, H, L, d_k), Q_h)
+    hidden_keys, right, wrong = ns["hidden_keys"], ns["right"], ns["wrong"]
+    assert tuple(right.shape) == (2, 1, 1, 5) and tuple(wrong.shape) == (2, 1, 5)
+    assert hidden_keys(3, right) == [[1, 0], [1, 1], [1, 2]]  # sequence 1, every head
+    message = r"tensor a \(2\) must match the size of tensor b \(3\) at non-singleton dimension 1"
+    with pytest.raises(RuntimeError, match=message):
+        hidden_keys(3, wrong)
+    # B == H: no error; sequence 1's padding lands on head 1 of both sequences
+    assert hidden_keys(2, wrong) == [[0, 1], [1, 1]]
 
 
 def test_exercise_error_message_reads_as_b_times_h_then_d_k_then_l(device):
