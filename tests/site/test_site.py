@@ -325,7 +325,9 @@ def test_the_published_site_cites_the_records_of_the_commit_it_was_built_from():
         for step in job["steps"]
         if "upload-artifact" in step.get("uses", "") and "verification" in step["with"]["path"]
     }
-    assert set(uploads) == {"cpu", "torch-versions"}
+    # the records of every job that runs page blocks, the other platforms' too
+    assert set(uploads) == {"cpu", "torch-versions", "other-platforms"}
+    assert set(uploads) <= set(ci["jobs"]["pages"]["needs"])
     steps = ci["jobs"]["pages"]["steps"]
     download = next(
         i for i, step in enumerate(steps) if "download-artifact" in step.get("uses", "")
