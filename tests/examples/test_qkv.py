@@ -230,6 +230,14 @@ def test_shared_query_and_key_matrix_gives_symmetric_scores_but_not_symmetric_we
     assert not torch.allclose(A.sum(dim=0), torch.ones(4, dtype=dtype, device=device), atol=1e-3)
 
 
+def test_identity_projections_give_chapter_1s_scores_divided_by_the_scale(device, dtype):
+    # exercise 3's answer: W^Q = W^K = I is chapter 1's X Xᵀ, but divided by √d_k
+    X = torch.randn(4, 8, generator=torch.Generator().manual_seed(0), dtype=dtype).to(device)
+    identity = torch.eye(8, dtype=dtype, device=device)
+    Q, K = X @ identity, X @ identity
+    assert_close(Q @ K.T / math.sqrt(Q.shape[-1]), X @ X.T / math.sqrt(8))
+
+
 def test_changing_one_token_changes_one_row_of_q_and_every_row_of_the_output(device, dtype):
     # exercise 2: the projection is per token; attention mixes every query with the new key and
     # value
