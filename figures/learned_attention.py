@@ -24,8 +24,11 @@ TEXT = {
     "step": ("训练步数", "training step"),
     "with_positions": ("有位置（可学习的位置表）", "with positions (learned table)"),
     "without_positions": ("没有位置", "without positions"),
-    "ln7": ("不看位置的下限 ln {}", "floor without positions, ln {}"),
-    "one_in_seven": ("不看位置的上限 1/{}", "ceiling without positions, 1/{}"),
+    "ln7": ("看不到位置的期望损失下限 ln {}", "best expected loss without positions, ln {}"),
+    "one_in_seven": (
+        "看不到位置的随机水平（期望值）1/{}",
+        "chance without positions (expected), 1/{}",
+    ),
     "one_in_sixteen": ("均匀分布 1/{}", "uniform, 1/{}"),
     "snapshot": ("第 {} 步\n准确率 {:.0%}", "step {}\naccuracy {:.0%}"),
     "positions_title": ("只用位置表", "Position table alone"),

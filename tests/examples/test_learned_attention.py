@@ -1,9 +1,9 @@
 """Chapter 7 (docs/learned-attention.{zh,en}.md): snippets/learned_attention/*, checked against
 PyTorch.
 
-The trained models' claims are checked with margins: they must hold on any device, with any
-number of threads and on any CPU code path, where rounding makes the training take a slightly
-different path.
+The page prints the trained models' loss, accuracy and weights, rounded; its output fences
+say how close another device, thread count or CPU code path must come. The claims the prose,
+captions and alt texts make about those values are checked here, with margins.
 """
 
 import functools
@@ -20,6 +20,7 @@ from torch import nn
 from torch.testing import assert_close
 
 from figures.learned_attention import SNAPSHOTS
+from qkvsite.pytest_plugin import numbers_agree
 from snippets.learned_attention import reversal
 from snippets.learned_attention.reversal import (
     L,
@@ -88,7 +89,7 @@ def assert_the_pages_claims(model, blind, x_test):
     assert weight_on_right_keys(weights).mean() < 0.9
 
 
-# --- 8.1 the task -----------------------------------------------------------------------
+# --- 7.1 the task -----------------------------------------------------------------------
 
 
 def test_batches_hold_distinct_tokens_and_the_target_is_the_sequence_backwards(device):
@@ -108,7 +109,7 @@ def test_the_same_seed_gives_the_same_batches_on_every_device(device):
     )
 
 
-# --- 8.2 the model ----------------------------------------------------------------------
+# --- 7.2 the model ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("positions", [True, False], ids=["with-positions", "without-positions"])
@@ -157,13 +158,23 @@ def test_before_training_accuracy_is_near_guessing_and_the_printed_argmax_has_a_
     assert float((top2[:, 0] - top2[:, 1]).min()) > 1e-3
 
 
-# --- 8.3-8.4 training and the trained attention --------------------------------------------
+# --- 7.3-7.4 training and the trained attention --------------------------------------------
 
 
 def test_the_trained_model_reverses_the_test_sequences(chapter):
     accuracy, _ = evaluate(chapter["model"], chapter["x_test"])
     assert accuracy > 0.99
     assert chapter["losses"][-1] < 0.01
+    # the page: the first loss is close to ln 16, a guess spread over all 16 tokens
+    assert abs(chapter["losses"][0] - math.log(vocab_size)) < 0.05
+
+
+def test_figure_learned_before_after_first_sequence_over_90_percent_on_the_right_keys(chapter):
+    # the alt text: after training the right keys hold over 90 % of each row, the rest close to 0
+    first = chapter["weights"][0]
+    right = first[ROWS, RIGHT.to(first.device)]
+    assert float(right.min()) > 0.9
+    assert float((first.sum(dim=-1) - right).max()) < 0.1
 
 
 def test_the_trained_attention_argmax_is_the_anti_diagonal_with_a_wide_margin(chapter):
@@ -184,6 +195,18 @@ def test_the_anti_diagonal_appears_during_training(chapter):
     )
     assert first < 0.3 < 0.95 < last
     assert log[0][1] < 0.1 and log[-1][1] > 0.99
+
+
+def test_figure_learned_training_curves_what_the_alt_text_says(chapter):
+    losses, blind_losses = chapter["losses"], chapter["blind_losses"]
+    # with positions: close to 0 within the first 100 steps
+    assert max(losses[100:]) < 0.01
+    # without: falling slowly, above the dashed line at ln 7 at every step
+    assert blind_losses[-1] < blind_losses[0] and min(blind_losses) > math.log(7)
+    # the test accuracy without positions: near 1/7 after step 100, on both sides of it
+    later = [a for step, a, _ in chapter["blind_log"] if step >= 100]
+    assert all(abs(a - 1 / 7) < 0.015 for a in later)
+    assert min(later) < 1 / 7 < max(later)
 
 
 def test_training_is_reproducible(chapter):
@@ -242,16 +265,33 @@ def on_the_default_code_path():
 def test_one_thread_and_the_default_cpu_code_path_print_the_same(chapter, on_the_default_code_path):
     printed, errors = on_the_default_code_path.communicate()
     assert on_the_default_code_path.returncode == 0, errors
-    assert printed == chapter["printed"]
+    # the page's widest fence: each number within 5 % (counts and text exactly)
+    assert numbers_agree(chapter["printed"], printed, tolerance=0.05)
 
 
-# --- 8.5 without positions ------------------------------------------------------------------
+# --- 7.5 without positions ------------------------------------------------------------------
 
 
 def test_without_positions_accuracy_stays_near_chance_one_in_seven(chapter):
     accuracy, _ = evaluate(chapter["blind"], chapter["x_test"])
     assert abs(accuracy - 1 / 7) < 0.03
     assert all(accuracy < 0.2 for _, accuracy, _ in chapter["blind_log"])
+    # the page: about one token in seven, a little above 1/7 on the 1000 test sequences, about
+    # 1/7 on 50,000 fresh ones; its attention does not single out the right key
+    assert weight_on_right_keys(chapter["blind_weights"]).mean() < 0.2
+    assert 1 / 7 < accuracy < 1 / 7 + 0.015
+    fresh, _ = evaluate(chapter["blind"], chapter["x_fresh"])
+    assert chapter["x_fresh"].shape == (50_000, L) and abs(fresh - 1 / 7) < 0.005
+
+
+def test_a_guess_from_what_a_blind_model_sees_is_right_one_time_in_seven():
+    # a blind model sees its own token and the set of tokens: guess, say, the smallest other
+    # one. The answer is any of the 7 others with equal chance: right 1/7 of the time on average
+    x = make_batch(50_000, torch.Generator().manual_seed(5), device="cpu")
+    smallest_two = x.sort(dim=-1).values[:, :2]
+    own = x[:, 0]
+    guess = torch.where(own == smallest_two[:, 0], smallest_two[:, 1], smallest_two[:, 0])
+    assert abs(float((guess == reverse(x)[:, 0]).double().mean()) - 1 / 7) < 0.005
 
 
 def test_without_positions_the_test_loss_stays_above_ln_7(chapter):
@@ -269,8 +309,11 @@ def test_without_positions_a_token_gives_itself_the_least_weight(chapter):
     weights = chapter["blind_weights"]
     diagonal = weights.diagonal(dim1=-2, dim2=-1)
     off_diagonal = (weights.sum(dim=-1) - diagonal) / (L - 1)
-    # figure learned-positions-alone: a lighter diagonal
     assert diagonal.mean() < 0.8 * off_diagonal.mean()
+    # figure learned-positions-alone, left: the first test sequence, spread over the keys
+    # (no cell above 20 %), its diagonal lighter
+    assert float(weights[0].max()) < 0.2
+    assert diagonal[0].mean() < 0.8 * off_diagonal[0].mean()
 
 
 def test_rolling_the_input_changes_every_right_answer_but_no_logit(chapter):
@@ -317,7 +360,7 @@ def test_an_odd_length_caps_accuracy_without_positions_at_one_in_nine(monkeypatc
     assert x_test.shape == (1000, 9) and abs(accuracy - 1 / 9) < 0.03
 
 
-# --- 8.6 where the pattern lives ----------------------------------------------------------
+# --- 7.6 where the pattern lives ----------------------------------------------------------
 
 
 def test_the_score_is_the_sum_of_the_four_token_and_position_terms(chapter):
@@ -333,11 +376,12 @@ def test_the_score_is_the_sum_of_the_four_token_and_position_terms(chapter):
 def test_the_position_table_alone_gives_the_anti_diagonal(chapter):
     positions_only = chapter["positions_only"]
     assert positions_only.argmax(dim=-1).tolist() == RIGHT.tolist()
-    assert bool((weight_on_right_keys(positions_only[None]) > 0.9).all())
+    # figure learned-positions-alone, right: close to 100 % on the anti-diagonal
+    assert bool((weight_on_right_keys(positions_only[None]) > 0.99).all())
 
 
 def test_no_bias_that_depends_only_on_distance_has_the_anti_diagonal_as_its_argmax():
-    # section 8.6: row 3 needs key 4 (distance i - j = -1), row 4 needs key 3 (distance +1), so a
+    # section 7.6: row 3 needs key 4 (distance i - j = -1), row 4 needs key 3 (distance +1), so a
     # bias b(i - j) would need b(-1) > b(+1) and b(+1) > b(-1) at once; random biases never manage
     # it
     g = torch.Generator().manual_seed(0)
@@ -381,12 +425,6 @@ def test_the_exercises_claims_hold_for_another_seed_too(exercises):
     accuracy, weights = evaluate(fixed, x_test)
     assert accuracy > 0.99 and weight_on_right_keys(weights).mean() < 0.9
     assert bool((weights.argmax(dim=-1) == RIGHT.to(weights.device)).all())
-
-
-def test_training_leaves_the_thread_count_as_it_was(exercises):
-    before = torch.get_num_threads()
-    train(Reverser(), exercises["x_test"], steps=1)
-    assert torch.get_num_threads() == before
 
 
 def test_the_exercise_encoding_is_chapter_6s(exercises):
