@@ -92,4 +92,7 @@ def test_the_record_of_the_oldest_torch_skipped_only_blocks_that_declare_a_newer
         if block.requires and version_tuple(block.requires) > version_tuple(OLDEST_TORCH)
     )
     newest_record = passing(OLDEST_TORCH, OLDEST_PYTHON)[0]
+    if not records.proves(newest_record, records.fingerprint()):
+        # its count is of the pages as they were: the torch-versions job of CI makes a new record
+        pytest.skip("the pages changed since the oldest torch's record (.ci/torch-versions)")
     assert newest_record["page_blocks"]["skipped"] == declared
