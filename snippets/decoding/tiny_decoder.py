@@ -352,9 +352,6 @@ if __name__ == "__main__":
     lengths, repeats = [32, 64, 128, 256, 512], 7
     per_token = {"full": [], "cached": []}  # seconds per generated token
     with torch.no_grad():
-        bench(
-            torch.ones(1, lengths[-1], dtype=torch.long).to(device)
-        )  # warm up
         for L_k in lengths:  # time the step that sees L_k tokens
             seq = torch.randint(1, len(vocab), (1, L_k)).to(device)  # (1, L_k)
             cache = KVCache()
