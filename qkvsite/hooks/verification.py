@@ -49,6 +49,7 @@ TEXT = {
         "github-actions": "GitHub Actions",
     },
     "threads": ("{n} 线程", "{n} threads"),
+    "thread": ("{n} 线程", "{n} thread"),
     "no_records": ("还没有提交任何验证记录。", "No verification record has been committed yet."),
 }
 
@@ -81,7 +82,9 @@ def claim(lang: str, recs: list[dict], current: dict) -> dict:
 def device(rec: dict, lang: str) -> str:
     if rec["device"] == "cuda":
         return f"{rec['cuda']['device']} (CUDA {rec['cuda']['version']})"
-    threads = words(TEXT, lang)["threads"].format(n=rec["threads"])
+    threads = words(TEXT, lang)["thread" if rec["threads"] == 1 else "threads"].format(
+        n=rec["threads"]
+    )
     return f"{rec['cpu']} ({rec['cpu_capability']}, {threads})"
 
 
