@@ -15,7 +15,7 @@ from torch import nn
 from snippets.decoding.tiny_decoder import KVCache, TinyDecoder, decoder_mask
 from snippets.multi_head.checks import check_input
 from snippets.multi_head.multi_head_attention import CheckedMultiHeadAttention
-from snippets.positional_encoding.learned import add_positions
+from snippets.positional_encoding.learned import checked_add_positions as add_positions
 from snippets.positional_encoding.rope import checked_rope as rope
 from snippets.scaled_dot_product.attention import checked_attention as attention
 
@@ -355,7 +355,7 @@ CASES = [
         ValueError,
         r"embed_dim = 10 is not divisible by num_heads = 3",
     ),
-    # --- add_positions: snippets/positional_encoding/learned.py
+    # --- checked_add_positions: snippets/positional_encoding/learned.py
     # -------------------------------------------
     (
         "add-positions-token-ids",
