@@ -1,6 +1,8 @@
 """Chapter 9 figures, drawn from snippets/fast_attention/*.py."""
 
 import matplotlib.pyplot as plt
+import torch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from qkvsite.figures import figure, note_measured_on, palette, words
 
@@ -20,9 +22,39 @@ TEXT = {
     "tiles_title": ("{}×{} 的分数，{}×{} 的块", "{}×{} scores in {}×{} tiles"),
     "skipped": ("整块跳过", "skipped"),
     "partial": ("块内遮挡", "masked inside"),
-    "full": ("整块计算", "no mask"),
+    "full": ("无需掩码", "no mask needed"),
     "key": ("键的位置 $j$", "key position $j$"),
     "query": ("查询的位置 $i$", "query position $i$"),
+    # the FlashAttention picture
+    "hbm": ("HBM（显存）：大，慢", "HBM (GPU memory): large, slow"),
+    "sram": ("SRAM（片上）：小，快", "SRAM (on chip): small, fast"),
+    "q_tile": ("Q 块", "Q tile"),
+    "kv_tile": "K{0} V{0}",
+    "scores_tile": ("分数块", "score tile"),
+    "read": ("读一次", "read once"),
+    "write": ("写一次", "written once"),
+    "acc": "acc",
+    "out": "O = acc / ℓ",
+    "flash_title": (
+        "{} 个键分成 {} 块，每块 {} 个；下面的数是查询 {} 的",
+        "{} keys in {} tiles of {}; the numbers of query {}",
+    ),
+    # MLA
+    "x": ("输入 x", "input x"),
+    "c": ("潜向量 c", "latent c"),
+    "k_r": ("RoPE 键", "RoPE key"),
+    "K": ("K（{} 个头）", "K ({} heads)"),
+    "V": ("V（{} 个头）", "V ({} heads)"),
+    "compress": ("压缩", "compress"),
+    "cache": ("缓存：{} + {} = {} 个数", "cache: {} + {} = {} numbers"),
+    "not_cached": ("不缓存", "not cached"),
+    "expand": ("展开", "expand"),
+    # GQA
+    "query_heads": ("查询头", "query heads"),
+    "kv_heads": ("K/V 头", "K/V heads"),
+    "mha": ("MHA，G = {}", "MHA, G = {}"),
+    "gqa": ("GQA，G = {}", "GQA, G = {}"),
+    "mqa": ("MQA，G = {}", "MQA, G = {}"),
 }
 
 COLOURS = {"skipped": None, "partial": "#f2b84b", "full": "#4c9f70"}
@@ -100,4 +132,200 @@ def tiles(ns, lang):
         loc="upper left",
         bbox_to_anchor=(1, 1),
     )
+    return fig
+
+
+def box(ax, x, y, w, h, text, colour=None, **text_style):
+    """A rounded box with its text centred."""
+    ax.add_patch(
+        FancyBboxPatch(
+            (x, y),
+            w,
+            h,
+            boxstyle="round,pad=0,rounding_size=1",
+            fc=colour or palette()["paper"],
+            ec=palette()["ink"],
+            lw=1,
+        )
+    )
+    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", **text_style)
+
+
+def arrow(ax, start, end, colour=None, **style):
+    ax.add_patch(
+        FancyArrowPatch(
+            start,
+            end,
+            arrowstyle="-|>",
+            mutation_scale=10,
+            color=colour or palette()["ink"],
+            lw=1.2,
+            shrinkA=0,
+            shrinkB=0,
+            **style,
+        )
+    )
+
+
+def running_state(q, k, v, block):
+    """Query 0's running max m, sum ℓ and weighted sum acc after each tile of keys: the updates of
+    blocked_attention, one query row."""
+    query = q[0, 0, 0] / q.shape[-1] ** 0.5
+    m, total, acc = torch.tensor(float("-inf")), torch.tensor(0.0), torch.zeros(v.shape[-1])
+    states = []
+    for j0 in range(0, k.shape[-2], block):
+        scores = k[0, 0, j0 : j0 + block] @ query
+        m_new = torch.maximum(m, scores.max())
+        scale = torch.exp(m - m_new)
+        p = torch.exp(scores - m_new)
+        total = total * scale + p.sum()
+        acc = acc * scale + p @ v[0, 0, j0 : j0 + block]
+        m = m_new
+        states.append((m.item(), total.item(), acc.clone(), scale.item()))
+    return states
+
+
+@figure("fast-attention-flash", "fast_attention/blocked_attention.py")
+def flash(ns, lang):
+    """One tile of queries as FlashAttention runs it: each K, V tile comes from HBM into SRAM once,
+    the running (m, ℓ, acc) stays on chip, the output goes back once."""
+    t = words(TEXT, lang)
+    q, k, v = (ns[name].float().cpu() for name in ("q", "k", "v"))
+    block = 16  # the tiles of the chapter's out = blocked_attention(q, k, v, 16, 16)
+    states = running_state(q, k, v, block)
+    n = len(states)
+    fig, ax = plt.subplots(figsize=(5.8, 4.2))
+    fig.subplots_adjust(left=0, right=1, bottom=0, top=0.92)
+    ax.set(xlim=(0, 100), ylim=(-6, 64))
+    ax.set_axis_off()
+    ink, muted = palette()["ink"], palette()["muted"]
+    # the two memories
+    ax.add_patch(plt.Rectangle((0, 42), 100, 22, fc="tab:blue", alpha=0.13, lw=0))
+    ax.add_patch(plt.Rectangle((0, -6), 100, 42, fc="tab:orange", alpha=0.16, lw=0))
+    ax.text(1, 62, t["hbm"], va="top", color=ink)
+    ax.text(1, -4.5, t["sram"], va="bottom", color=ink)
+    width = 70 / n  # the tiles' columns, between Q and O
+    centres = [15 + width * (j + 0.5) for j in range(n)]
+    box(ax, 1, 45, 11, 8, "Q")
+    box(ax, 88, 45, 11, 8, "O")
+    box(ax, 1, 20, 11, 7, t["q_tile"])
+    arrow(ax, (6.5, 45), (6.5, 27))
+    ax.text(7.5, 38, t["read"], color=ink)
+    for row, label in [(15, "m"), (10, "ℓ"), (4.5, t["acc"])]:
+        ax.text(11, row, label, ha="right", va="center", color=ink)
+    scale = max(float(state[2].abs().max()) for state in states)
+    for j, (x, (m, total, acc, factor)) in enumerate(zip(centres, states, strict=True)):
+        sub = "₁₂₃₄₅₆₇₈₉"[j]
+        box(ax, x - 7.5, 45, 15, 8, t["kv_tile"].format(sub))
+        box(ax, x - 7.5, 20, 15, 7, t["scores_tile"])
+        arrow(ax, (x, 45), (x, 27), colour="tab:blue")
+        ax.text(x, 15, f"{m:.2f}", ha="center", va="center")
+        ax.text(x, 10, f"{total:.2f}", ha="center", va="center")
+        ax.imshow(
+            acc[None].numpy(),
+            extent=(x - 7, x + 7, 2.5, 6.5),
+            cmap="RdBu_r",
+            vmin=-scale,
+            vmax=scale,
+            aspect="auto",
+            zorder=2,
+        )
+        ax.add_patch(plt.Rectangle((x - 7, 2.5), 14, 4, fill=False, ec=muted, lw=0.6, zorder=3))
+        if j > 0:  # the factor exp(m_old - m_new) that rescaled ℓ and acc at this tile
+            ax.text(
+                x - width / 2,
+                12.5,
+                f"×{factor:.2f}",
+                ha="center",
+                va="center",
+                color="tab:red",
+            )
+    ax.text(centres[0] + 1, 38, t["read"], color="tab:blue")
+    arrow(ax, (centres[-1] + 7.5, 4.5), (93.5, 4.5), colour="tab:green")
+    arrow(ax, (93.5, 4.5), (93.5, 45), colour="tab:green")
+    ax.text(92.5, 24, t["write"], color="tab:green", rotation=90, va="center", ha="right")
+    ax.text(95, 10, "÷ ℓ", color="tab:green", va="center")
+    ax.set_title(t["flash_title"].format(k.shape[-2], n, block, 0), fontsize=11)
+    return fig
+
+
+@figure("fast-attention-mla", "fast_attention/mla.py")
+def mla(ns, lang):
+    """MLA: compress each token to a latent c, cache c (and the small RoPE key), expand c into every
+    head's K and V; heights are the widths of the code's vectors."""
+    t = words(TEXT, lang)
+    d_model, d_c, d_r, H, d_k = (ns[name] for name in ("d_model", "d_c", "d_r", "H", "d_k"))
+    fig, ax = plt.subplots(figsize=(5.8, 3.4))
+    fig.subplots_adjust(left=0, right=1, bottom=0, top=1)
+    ax.set(xlim=(0, 100), ylim=(-16, 50))
+    ax.set_axis_off()
+    ink, muted = palette()["ink"], palette()["muted"]
+    unit = 40 / max(d_model, H * d_k)  # height per number
+    bottom = 2
+
+    def bar(x, size, colour, label, heads=1):
+        height = size * unit
+        ax.add_patch(plt.Rectangle((x, bottom), 5, height, fc=colour, ec=ink, lw=0.8))
+        for h in range(1, heads):  # one band per head
+            ax.plot([x, x + 5], [bottom + h * height / heads] * 2, color=ink, lw=0.5)
+        ax.text(x + 2.5, bottom - 1.5, label, ha="center", va="top")
+        ax.text(x + 2.5, bottom + height + 1, size, ha="center", va="bottom", color=muted)
+        return bottom + height / 2
+
+    mid_x = bar(5, d_model, "tab:grey", t["x"])
+    mid_c = bar(38, d_c, "tab:purple", t["c"])
+    bar(52, d_r, "tab:orange", t["k_r"])
+    mid_k = bar(76, H * d_k, "tab:blue", t["K"].format(H), heads=H)
+    mid_v = bar(91, H * d_k, "tab:green", t["V"].format(H), heads=H)
+    ax.text(86, -6, t["not_cached"], ha="center", va="top", color=muted)
+    # the cache: c and the RoPE key, dashed around them
+    ax.add_patch(plt.Rectangle((32, -7), 32, 18, fill=False, ec="tab:red", lw=1.2, ls="--"))
+    ax.text(
+        48,
+        -9,
+        t["cache"].format(d_c, d_r, d_c + d_r),
+        ha="center",
+        va="top",
+        color="tab:red",
+        fontsize=11,
+    )
+    arrow(ax, (10.5, mid_x), (37.5, mid_c))
+    ax.text(21, 20, f"{t['compress']}\nw_dkv", ha="center", va="bottom")
+    arrow(ax, (43.5, mid_c), (75.5, mid_k))
+    arrow(ax, (43.5, mid_c), (90.5, mid_v))
+    ax.text(60, 26, f"{t['expand']}\nw_uk, w_uv", ha="center", va="bottom")
+    return fig
+
+
+@figure("fast-attention-gqa", "fast_attention/kv_cache.py")
+def gqa(ns, lang):
+    """Which K/V head each query head reads, for every G of the code: repeat_interleave's copies."""
+    t = words(TEXT, lang)
+    H, groups = ns["H"], ns["groups"]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(5.8, 1.3 * len(groups)))
+    colours = plt.get_cmap("tab10")
+    ink, muted = palette()["ink"], palette()["muted"]
+    for ax, G in zip(axes, groups, strict=True):
+        # query head h reads K/V head kv_of[h]: the copies repeat_interleave(H // G) makes
+        kv_of = torch.arange(G).repeat_interleave(H // G).tolist()
+        ax.set(xlim=(-2.6, H), ylim=(-0.1, 3))
+        ax.set_axis_off()
+        kind = "mha" if G == H else "mqa" if G == 1 else "gqa"
+        ax.text(-2.6, 2.95, t[kind].format(G), va="top", fontsize=11, fontweight="bold")
+        for h, g in enumerate(kv_of):
+            ax.add_patch(
+                plt.Rectangle((h + 0.1, 1.6), 0.8, 0.6, fc=colours(g), alpha=0.3, ec=ink, lw=0.8)
+            )
+            ax.text(h + 0.5, 1.9, f"q{h}", ha="center", va="center")
+        for g in range(G):  # each K/V head under the middle of the query heads that read it
+            centre = (H // G) * (g + 0.5)
+            ax.add_patch(
+                plt.Rectangle((centre - 0.4, 0), 0.8, 0.6, fc=colours(g), alpha=0.8, ec=ink, lw=0.8)
+            )
+            ax.text(centre, 0.3, f"kv{g}", ha="center", va="center")
+        for h, g in enumerate(kv_of):
+            ax.plot([h + 0.5, (H // G) * (g + 0.5)], [1.6, 0.6], color=muted, lw=0.8)
+        ax.text(-0.2, 1.9, t["query_heads"], ha="right", va="center")
+        ax.text(-0.2, 0.3, t["kv_heads"], ha="right", va="center")
+    fig.subplots_adjust(left=0, right=1, bottom=0, top=1, hspace=0.1)
     return fig

@@ -26,10 +26,8 @@ H, d_k, G, d_c, d_r = 128, 128, 8, 512, 64
 mha = cache_numbers("MHA", H, d_k)
 for kind in ["MHA", "GQA", "MQA", "MLA"]:
     n_numbers = cache_numbers(kind, H, d_k, G=G, d_c=d_c, d_r=d_r)
-    print(
-        f"{kind}: {n_numbers:>6,} numbers per token and layer, "
-        f"{mha / n_numbers:>5.1f}x smaller than MHA"
-    )
+    fewer = f", {mha / n_numbers:.3g}x fewer than MHA" if kind != "MHA" else ""
+    print(f"{kind}: {n_numbers:>6,} numbers per token and layer{fewer}")
 mla = cache_numbers("MLA", H, d_k, d_c=d_c, d_r=d_r)
 print(f"MLA caches as much as GQA with G = {mla / (2 * d_k):g}")
 # --8<-- [end:bytes]
@@ -47,7 +45,8 @@ if __name__ == "__main__":
     x = torch.randn(B, L, d_model).to(device)  # (B, L, d_model)
     w_q = torch.randn(d_model, H * d_k).to(device) / d_model**0.5
     q = (x @ w_q).view(B, L, H, d_k).transpose(1, 2)  # (B, H, L, d_k)
-    for G in [H, 2, 1]:  # MHA, GQA with 2 groups, MQA
+    groups = [H, 2, 1]  # MHA, GQA with 2 groups, MQA
+    for G in groups:
         w_kv = torch.randn(d_model, 2 * G * d_k).to(device) / d_model**0.5
         k, v = (x @ w_kv).view(B, L, 2 * G, d_k).transpose(1, 2).chunk(2, dim=1)
         cache = [k, v]  # what a KV cache keeps: G heads of K and of V

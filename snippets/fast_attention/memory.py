@@ -8,20 +8,14 @@ from snippets.fast_attention.blocked_attention import blocked_attention
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 
-# --8<-- [start:peak]
+# --8<-- [start:peak_bytes]
 from torch.profiler import ProfilerActivity, profile
-
-
-def naive_attention(q, k, v):
-    """softmax(q kᵀ / √d_k) v, keeping the full (..., L, L) score matrix."""
-    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
-    return torch.softmax(scores, dim=-1) @ v
 
 
 def peak_bytes(fn, *args):
     """Peak bytes allocated while fn(*args) runs, above those held before."""
     with torch.no_grad():
-        if device == "cuda":
+        if device == "cuda":  # PyTorch counts the peak itself
             torch.cuda.synchronize()
             before = torch.cuda.memory_allocated()
             torch.cuda.reset_peak_memory_stats()
@@ -47,23 +41,33 @@ def peak_bytes(fn, *args):
         return peak
 
 
-torch.manual_seed(0)
-H, d_k, block = 4, 64, 128  # one sequence, 4 heads, tiles of 128 x 128
-lengths = [256, 512, 1024, 2048]
-peak = {"naive": [], "blocked": [], "sdpa": []}
-for L in lengths:
-    q, k, v = torch.randn(3, 1, H, L, d_k).to(device)
-    blocked = lambda q, k, v: blocked_attention(q, k, v, block, block)  # noqa: E731
-    peak["naive"].append(peak_bytes(naive_attention, q, k, v))
-    peak["blocked"].append(peak_bytes(blocked, q, k, v))
-    peak["sdpa"].append(peak_bytes(F.scaled_dot_product_attention, q, k, v))
+# --8<-- [end:peak_bytes]
 
-# what the formula predicts: one score matrix against one tile of scores
-MiB, KiB = 2**20, 2**10
-for L in lengths:
-    matrix = H * L * L * 4  # bytes of the float32 scores, H x L x L
-    tile = H * block * block * 4  # bytes of one tile, H x block x block
-    print(
-        f"L={L:>4}: scores {matrix / MiB:>2g} MiB, one tile {tile / KiB:g} KiB"
-    )
-# --8<-- [end:peak]
+if __name__ == "__main__":
+    # --8<-- [start:peak]
+    def naive_attention(q, k, v):
+        """softmax(q kᵀ / √d_k) v, keeping the full (..., L, L) scores."""
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        return torch.softmax(scores, dim=-1) @ v
+
+    def blocked(q, k, v):
+        return blocked_attention(q, k, v, block, block)
+
+    torch.manual_seed(0)
+    H, d_k, block = 4, 64, 128  # one sequence, 4 heads, tiles of 128 x 128
+    lengths = [256, 512, 1024, 2048]
+    peak = {"naive": [], "blocked": [], "sdpa": []}
+    MiB = 2**20
+    print(f"one tile of scores: {H * block * block * 4 / MiB:g} MiB")
+    for L in lengths:
+        q, k, v = torch.randn(3, 1, H, L, d_k).to(device)
+        peak["naive"].append(peak_bytes(naive_attention, q, k, v))
+        peak["blocked"].append(peak_bytes(blocked, q, k, v))
+        peak["sdpa"].append(peak_bytes(F.scaled_dot_product_attention, q, k, v))
+        scores = H * L * L * 4  # bytes of the float32 scores, H x L x L
+        naive, tiled, fused = (peak[name][-1] / MiB for name in peak)
+        print(
+            f"L={L:>4}: scores {scores / MiB:>2g} MiB; peak naive {naive:.1f}, "
+            f"blocked {tiled:.1f}, SDPA {fused:.1f} MiB"
+        )
+    # --8<-- [end:peak]

@@ -134,16 +134,38 @@ def test_naive_peak_holds_the_score_matrix_and_blocked_peak_stays_far_below_it(m
         assert peak["naive"][i] >= score_matrix  # the scores, then their softmax
         if L >= 1024:
             assert peak["blocked"][i] < score_matrix / 4
+    assert peak["blocked"][-1] < ns["H"] * lengths[-1] ** 2 * 4 / 8
     assert peak["naive"][-1] / peak["naive"][0] > 30  # about L² from 256 to 2048: 64x
     assert peak["blocked"][-1] / peak["blocked"][0] < 8  # about L: the output and a few tiles
 
 
-def test_memory_block_prints_only_what_the_formula_gives(memory):
-    _, printed = memory
-    assert printed.splitlines() == [
-        f"L={L:>4}: scores {4 * L * L * 4 // 2**20:>2} MiB, one tile 256 KiB"
-        for L in (256, 512, 1024, 2048)
+def test_memory_block_prints_the_formula_beside_the_measured_peaks(memory):
+    ns, printed = memory
+    mib = 2**20
+    expected = ["one tile of scores: 0.25 MiB"] + [
+        f"L={L:>4}: scores {4 * L * L * 4 // mib:>2} MiB; peak naive {naive / mib:.1f}, "
+        f"blocked {blocked / mib:.1f}, SDPA {sdpa / mib:.1f} MiB"
+        for L, naive, blocked, sdpa in zip(ns["lengths"], *ns["peak"].values(), strict=True)
     ]
+    assert printed.splitlines() == expected
+
+
+@needs_2_5
+def test_create_block_mask_builds_the_full_mask_before_reducing_it_to_tiles(monkeypatch):
+    """Section 9.6: eager create_block_mask evaluates the rule at every (q, kv) pair: a bool mask
+    and the int64 q_idx - kv_idx of the sliding window, about 10 bytes a pair (640 MiB at 8192)."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    from snippets.fast_attention import memory
+    from snippets.fast_attention.masks import sliding_window
+
+    monkeypatch.setattr(memory, "device", "cpu")  # the profiler's count, on any machine
+    L = 8192
+    peak = memory.peak_bytes(
+        lambda: create_block_mask(sliding_window(64), None, None, L, L, device="cpu")
+    )
+    assert 8 * L * L <= peak <= 12 * L * L
+    assert abs(peak / 2**20 - 640) < 64  # the page says about 640 MiB
 
 
 # --- 8.4 which kernel
@@ -192,7 +214,8 @@ def test_cache_numbers_match_chapter_7s_real_kv_cache(n_kv_heads):
     kind = {4: "MHA", 2: "GQA", 1: "MQA"}[n_kv_heads]
     per_token = cache_numbers(kind, H=4, d_k=8, G=n_kv_heads)
     # layers x B x L x numbers x float32 bytes
-    assert cache.nbytes() == 2 * 3 * 9 * per_token * 4
+    nbytes = sum(t.numel() * t.element_size() for t in [*cache.k, *cache.v])
+    assert nbytes == 2 * 3 * 9 * per_token * 4
 
 
 def test_mla_caches_as_much_as_gqa_with_two_and_a_quarter_groups():
@@ -301,3 +324,31 @@ def test_exercises_print_true():
     out = io.StringIO()
     run_snippet("fast_attention/exercises.py", stdout=out)
     assert out.getvalue().count("True") == 3 and "False" not in out.getvalue()
+
+
+# --- figures
+# --------------------------------------------------------------------------------------------
+
+
+def test_flash_figure_shows_the_running_state_of_the_chapters_blocked_loop():
+    """Figure 9-3's m, ℓ and acc after the last tile give blocked_attention's output row."""
+    from figures.fast_attention import running_state
+
+    ns = run_snippet("fast_attention/blocked_attention.py")
+    q, k, v = (ns[name].float().cpu() for name in ("q", "k", "v"))
+    states = running_state(q, k, v, 16)
+    assert len(states) == ns["L"] // 16
+    m, total, acc, _ = states[-1]
+    scores = k[0, 0] @ q[0, 0, 0] / q.shape[-1] ** 0.5
+    assert m == pytest.approx(scores.max().item())
+    assert_close(acc / total, blocked_attention(q, k, v, 16, 16)[0, 0, 0])
+
+
+def test_gqa_figure_pairs_heads_as_repeat_interleave_copies_them():
+    """Figure 9-4: query head h reads K/V head h // (H // G), the copy repeat_interleave makes."""
+    H = 8
+    for G in (8, 2, 1):
+        k = torch.arange(G).view(1, G, 1, 1).float()
+        copies = k.repeat_interleave(H // G, dim=1).flatten().long().tolist()
+        assert copies == torch.arange(G).repeat_interleave(H // G).tolist()
+        assert copies == [h // (H // G) for h in range(H)]
