@@ -6,9 +6,13 @@ From it: the nav's notebook section, the chapter list of each home page (the lin
 time, and under each chapter's title the links to its notebook: the notebook page, the .ipynb
 download and "Open in Colab".
 
-Reading time is counted, not typed: the words of a chapter's English text (code, outputs and the
-reference list left out; a formula or a code span is one word) at ``WORDS_PER_MINUTE``. The home
-page's ``<!-- reading-time -->`` becomes the range over all chapters, e.g. "10–19".
+Time is counted, not typed, in each edition from its own text. Reading: the prose (code, outputs
+and the reference list left out; a formula or a code span is one word), English words at
+``WORDS_PER_MINUTE``, Chinese characters at ``CHARACTERS_PER_MINUTE`` (the Latin words, formulas
+and code spans of a Chinese page at ``WORDS_PER_MINUTE``). Code: the non-blank lines of the page's
+Python blocks (folded ones and the exercise answers too) at ``CODE_LINES_PER_MINUTE``, plus
+``MINUTES_PER_BLOCK`` to run each block and compare its output. The home page's placeholders
+(``TIMES``) become the ranges and totals over all chapters.
 """
 
 import re
@@ -23,18 +27,22 @@ from qkvsite.notebooks import colab_url
 
 NOTEBOOKS = site.NOTEBOOKS_SECTION
 PLACEHOLDER = "<!-- chapters -->"
-READING_TIME = "<!-- reading-time -->"
-WORDS_PER_MINUTE = 200
-MINUTES = {"zh": "（约 {} 分钟）", "en": " ({} min)"}
+READING_TIME = "<!-- reading-time -->"  # reading minutes per chapter: "10–19"
+CHAPTER_TIME = "<!-- chapter-time -->"  # reading and code minutes per chapter: "40–95"
+TOTAL_READING = "<!-- total-reading -->"  # hours of reading, all chapters: "2.5"
+TOTAL_TIME = "<!-- total-time -->"  # hours of reading and code, all chapters: "9"
+WORDS_PER_MINUTE = 200  # English prose
+CHARACTERS_PER_MINUTE = 300  # Chinese prose: 300 字/分钟
+CODE_LINES_PER_MINUTE = 6  # reading the code
+MINUTES_PER_BLOCK = 1  # running a block and comparing its output
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# each chapter's time in the home page's chapter list: reading, then code
+MINUTES = {"zh": "（阅读 {} 分钟，代码 {} 分钟）", "en": " (reading {} min, code {} min)"}
 
 
-# a pure function of the text: each chapter is counted once while it is unchanged
-@lru_cache(maxsize=256)
-def count_words(markdown: str) -> int:
-    """The words a reader reads in a page's text: no front matter, fences, comments, link targets or
-    references.
-
-    A formula or an inline code span counts as one word, as in tests/content/prose.py."""
+def _prose(markdown: str) -> str:
+    """The text a reader reads: no front matter, fences, comments, link targets or references; a
+    formula or an inline code span becomes one word (X)."""
     text = re.sub(r"\A---\n.*?\n---\n", "", markdown, flags=re.S)
     lines = text.split("\n")
     for fence in scan(text):
@@ -47,19 +55,81 @@ def count_words(markdown: str) -> int:
     )[0]
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
     text = re.sub(r"\$\$.+?\$\$|\$[^$\n]+\$|`[^`\n]+`", " X ", text, flags=re.S)
-    text = re.sub(r"\]\([^)\s]*\)|\{[^}\n]*\}|--8<--.*", " ", text)
+    return re.sub(r"\]\([^)\s]*\)|\{[^}\n]*\}|--8<--.*", " ", text)
+
+
+def _words(text: str) -> int:
     return len([word for word in text.split() if re.search(r"\w", word)])
 
 
-def reading_minutes(chapter: str) -> int:
-    """Minutes to read a chapter's text (both editions show the English count: the same content)."""
-    words = count_words((site.DOCS / f"{chapter}.en.md").read_text(encoding="utf-8"))
-    return max(1, round(words / WORDS_PER_MINUTE))
+# pure functions of the text: each chapter is counted once while it is unchanged
+@lru_cache(maxsize=256)
+def count_words(markdown: str) -> int:
+    """The words a reader reads in a page's text: no front matter, fences, comments, link targets or
+    references.
+
+    A formula or an inline code span counts as one word, as in tests/content/prose.py."""
+    return _words(_prose(markdown))
 
 
-def reading_range() -> str:
-    minutes = [reading_minutes(chapter) for chapter in site.chapters()]
-    return f"{min(minutes)}–{max(minutes)}"
+@lru_cache(maxsize=256)
+def count_chinese(markdown: str) -> tuple[int, int]:
+    """(Chinese characters, other words) of a Chinese page's text, counted as ``count_words``
+    counts: a Latin word, a number, a formula or a code span is one word."""
+    text = _prose(markdown)
+    return len(HAN.findall(text)), _words(HAN.sub(" ", text))
+
+
+def page_text(chapter: str, lang: str) -> str:
+    return (site.DOCS / f"{chapter}.{lang}.md").read_text(encoding="utf-8")
+
+
+def reading_minutes(chapter: str, lang: str = "en") -> int:
+    """Minutes to read a chapter's prose in ``lang``: words at WORDS_PER_MINUTE, Chinese characters
+    at CHARACTERS_PER_MINUTE."""
+    text = page_text(chapter, lang)
+    if lang == "zh":
+        characters, words = count_chinese(text)
+        minutes = characters / CHARACTERS_PER_MINUTE + words / WORDS_PER_MINUTE
+    else:
+        minutes = count_words(text) / WORDS_PER_MINUTE
+    return max(1, round(minutes))
+
+
+def code_size(chapter: str, lang: str = "en") -> tuple[int, int]:
+    """(Python blocks, their non-blank lines) of a chapter page, includes expanded: the same code
+    in both editions."""
+    blocks = Page(site.DOCS / f"{chapter}.{lang}.md").blocks
+    lines = sum(1 for block in blocks for line in block.code.split("\n") if line.strip())
+    return len(blocks), lines
+
+
+def code_minutes(chapter: str, lang: str = "en") -> int:
+    """Minutes to read the code at CODE_LINES_PER_MINUTE and run each block (MINUTES_PER_BLOCK)."""
+    blocks, lines = code_size(chapter, lang)
+    return round(lines / CODE_LINES_PER_MINUTE + blocks * MINUTES_PER_BLOCK)
+
+
+def hours(minutes: int) -> str:
+    """Minutes as hours to the nearest half hour: 155 -> "2.5"."""
+    return f"{max(1, round(minutes / 30)) / 2:g}"
+
+
+def times(lang: str) -> dict[str, str]:
+    """What each of the home page's placeholders becomes in ``lang``."""
+    reading = [reading_minutes(chapter, lang) for chapter in site.chapters()]
+    code = [code_minutes(chapter, lang) for chapter in site.chapters()]
+    both = [r + c for r, c in zip(reading, code, strict=True)]
+    return {
+        READING_TIME: f"{min(reading)}–{max(reading)}",
+        CHAPTER_TIME: f"{min(both)}–{max(both)}",
+        TOTAL_READING: hours(sum(reading)),
+        TOTAL_TIME: hours(sum(both)),
+    }
+
+
+def reading_range(lang: str = "en") -> str:
+    return times(lang)[READING_TIME]
 
 
 def add_notebook_nav(config) -> None:
@@ -75,7 +145,7 @@ def chapter_list(lang: str) -> str:
         page = Page(site.DOCS / f"{chapter}.{lang}.md")
         title = re.sub(r"^\d+\.\s*", "", page.title)
         separator = "：" if lang == "zh" else ": "
-        minutes = MINUTES[lang].format(reading_minutes(chapter))
+        minutes = MINUTES[lang].format(reading_minutes(chapter, lang), code_minutes(chapter, lang))
         items.append(
             f"{number}. [{title}]({chapter}.md){minutes}{separator}{page.meta['description']}"
         )
@@ -122,6 +192,8 @@ def add_chapter_links(markdown: str, page, config) -> str:
         raise ValueError(
             f"{page.file.src_uri} lacks the line {PLACEHOLDER} where the chapter list goes"
         )
-    return markdown.replace(PLACEHOLDER, chapter_list(building(config))).replace(
-        READING_TIME, reading_range()
-    )
+    lang = building(config)
+    markdown = markdown.replace(PLACEHOLDER, chapter_list(lang))
+    for placeholder, value in times(lang).items():
+        markdown = markdown.replace(placeholder, value)
+    return markdown

@@ -49,28 +49,135 @@ many words that the reader does not read
     assert hook.count_words(page) == 3 + 7
 
 
+def test_chinese_is_counted_in_characters_and_its_latin_words_apart():
+    page = """# 1. 点积
+
+两个向量的 `q · k` 越大，softmax 给的权重越大。$d_k$ [链接](https://example.org)。
+"""
+    # 点积 两个向量的 越大 给的权重越大 链接: 17 characters; "1." softmax `q · k` $d_k$: 4 words
+    assert hook.count_chinese(page) == (17, 4)
+
+
 @pytest.mark.parametrize("chapter", config.chapters())
-def test_reading_time_is_the_english_word_count_at_the_stated_rate(chapter):
+def test_reading_time_counts_each_editions_own_text_at_the_stated_rates(chapter):
     words = hook.count_words(text(chapter, "en"))
     assert words > 500, chapter  # a chapter, not a stub
-    assert hook.reading_minutes(chapter) == round(words / hook.WORDS_PER_MINUTE)
+    assert hook.reading_minutes(chapter, "en") == round(words / hook.WORDS_PER_MINUTE)
+    characters, latin = hook.count_chinese(text(chapter, "zh"))
+    assert characters > 1000, chapter
+    minutes = characters / hook.CHARACTERS_PER_MINUTE + latin / hook.WORDS_PER_MINUTE
+    assert hook.reading_minutes(chapter, "zh") == round(minutes)
+
+
+@pytest.mark.parametrize("chapter", config.chapters())
+def test_code_time_counts_the_lines_and_blocks_of_the_page(chapter):
+    blocks, lines = hook.code_size(chapter)
+    assert blocks >= 5 and lines > 5 * blocks, chapter
+    assert hook.code_size(chapter, "zh") == (blocks, lines)  # the same code in both editions
+    per_block = hook.MINUTES_PER_BLOCK
+    expected = round(lines / hook.CODE_LINES_PER_MINUTE + blocks * per_block)
+    assert hook.code_minutes(chapter) == expected
+
+
+RATES = {
+    "en": [
+        f"{hook.WORDS_PER_MINUTE} words a minute",
+        f"lines at {hook.CODE_LINES_PER_MINUTE} a minute",
+        f"{hook.MINUTES_PER_BLOCK} minute to run each block",
+    ],
+    "zh": [
+        f"每分钟 {hook.CHARACTERS_PER_MINUTE} 个汉字",
+        f"每分钟 {hook.WORDS_PER_MINUTE} 个计",
+        f"每分钟读 {hook.CODE_LINES_PER_MINUTE} 行",
+        f"每段代码再加 {hook.MINUTES_PER_BLOCK} 分钟",
+    ],
+}
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_home_page_states_the_reading_time_and_its_rate(lang):
+def test_home_page_states_the_times_and_their_rates(lang):
     home = text("index", lang)
-    assert hook.READING_TIME in first_screen(lang)
-    assert f"{hook.WORDS_PER_MINUTE} " in home  # the rate is said, not hidden
-    minutes = [hook.reading_minutes(chapter) for chapter in config.chapters()]
-    assert hook.reading_range() == f"{min(minutes)}–{max(minutes)}"
+    for placeholder in [
+        hook.READING_TIME,
+        hook.CHAPTER_TIME,
+        hook.TOTAL_READING,
+        hook.TOTAL_TIME,
+    ]:
+        assert placeholder in first_screen(lang), placeholder
+    for rate in RATES[lang]:  # the rates are said, not hidden
+        assert rate in home, rate
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_chapter_list_gives_each_chapter_its_reading_time(lang):
+def test_home_page_times_are_the_chapters_ranges_and_totals(lang):
+    reading = [hook.reading_minutes(chapter, lang) for chapter in config.chapters()]
+    code = [hook.code_minutes(chapter, lang) for chapter in config.chapters()]
+    both = [r + c for r, c in zip(reading, code, strict=True)]
+    times = hook.times(lang)
+    assert times[hook.READING_TIME] == f"{min(reading)}–{max(reading)}"
+    assert times[hook.CHAPTER_TIME] == f"{min(both)}–{max(both)}"
+    assert float(times[hook.TOTAL_READING]) == pytest.approx(sum(reading) / 60, abs=0.25)
+    assert float(times[hook.TOTAL_TIME]) == pytest.approx(sum(both) / 60, abs=0.25)
+    assert float(times[hook.TOTAL_TIME]) > 2 * float(times[hook.TOTAL_READING])
+
+
+@pytest.mark.parametrize("minutes, hours", [(133, "2"), (150, "2.5"), (740, "12.5"), (5, "0.5")])
+def test_hours_are_rounded_to_the_half_hour(minutes, hours):
+    assert hook.hours(minutes) == hours
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_chapter_list_gives_each_chapter_its_reading_and_code_time(lang):
     listed = hook.chapter_list(lang).split("\n")
     assert len(listed) == len(config.chapters())
     for line, chapter in zip(listed, config.chapters(), strict=True):
-        assert hook.MINUTES[lang].format(hook.reading_minutes(chapter)) in line
+        minutes = (hook.reading_minutes(chapter, lang), hook.code_minutes(chapter, lang))
+        assert hook.MINUTES[lang].format(*minutes) in line
+
+
+# --- what you will build, the routes ---
+
+OUTCOMES = {
+    "en": "## What you will build",
+    "zh": "## 学完你会做出什么",
+}
+ROUTES = {
+    "en": ["Core", "Engineering", "Reference"],
+    "zh": ["核心", "工程", "查阅"],
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_lists_what_you_will_build_each_item_linking_its_chapter(lang):
+    home = text("index", lang)
+    section = home.split(OUTCOMES[lang], 1)[1].split("\n## ", 1)[0]
+    items = re.findall(r"^- (.+(?:\n  .+)*)", section, re.M)
+    assert len(items) >= 6
+    for item in items:
+        assert re.search(r"\]\((?:" + "|".join(config.chapters()) + r")\.md\)", item), item
+    for promise in ["nn.MultiheadAttention", "F.scaled_dot_product_attention"]:
+        assert promise in section
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_has_a_route_map_with_core_engineering_and_reference(lang):
+    home = text("index", lang)
+    rows = [line for line in home.split("\n") if line.startswith("| ")]
+    firsts = [row.split(" | ")[0].removeprefix("| ") for row in rows]
+    for route in ROUTES[lang]:
+        assert route in firsts, route
+    reference = rows[firsts.index(ROUTES[lang][2])]
+    for page in ["faq.md", "bug-gallery.md", "glossary.md", "cheatsheet.md"]:
+        assert f"]({page})" in reference, page
+    assert "](transformer.md)" in home
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_home_page_says_verification_in_one_line_with_a_link(lang):
+    home = text("index", lang)
+    lines = [line for line in home.split("\n") if "](verification.md)" in line]
+    assert len(lines) == 1
+    assert "## How the pages are checked" not in home and "## 页面怎样核对" not in home
 
 
 # --- the first screen ---
@@ -96,6 +203,8 @@ def test_home_page_first_screen_has_audience_prerequisites_time_start_link_and_a
     assert re.search(r"^!\[[^\]]+\]\(figures/[\w-]+\.svg\)\n/// caption$", screen, re.M)
     for promise in ["test", "测试", "record", "记录"]:  # the promise about tests comes later
         assert promise not in screen
+    # the hero picture is the idea (one token looking at the others), not a grid of numbers
+    assert "](figures/attention-idea.svg)" in screen
 
 
 @pytest.mark.parametrize("lang", LANGS)
