@@ -42,6 +42,25 @@ def random(*shape, dtype=torch.float32, device="cpu", seed=0):
 # --- the four steps ----------------------------------------------------------
 
 
+def test_the_one_query_trace_is_chapter_2s_bites_query_scaled_by_sqrt_d_k():
+    ns = run_script("one_query.py")
+    ch2 = run_snippet("qkv/verb_subject.py")
+    # the same query, keys and values as chapter 2's "dog bites man"
+    assert_close(ns["q_bites"], ch2["Q"][1])
+    assert_close(ns["K"], ch2["K"])
+    assert_close(ns["V"], ch2["V"])
+    assert_close(ns["scores"], ch2["scores"])
+    assert_close(ns["scaled"], ch2["scores"] / math.sqrt(2))
+    # scaling makes the weights more even; dog still gets the most
+    weights, unscaled = ns["weights"], ch2["weights"]
+    assert float(weights.max()) < float(unscaled.max())
+    assert float(weights.min()) > float(unscaled.min())
+    assert int(weights.argmax()) == int(unscaled.argmax()) == ch2["tokens"].index("dog")
+    ref = F.scaled_dot_product_attention(ns["q_bites"][None], ns["K"], ns["V"])[0]
+    assert_close(ns["z_bites"], ref)
+    assert_close(ns["z_bites"], weights @ ns["V"])
+
+
 def test_scores_hold_every_query_key_dot_product(steps):
     Q, K, scores = steps["Q"], steps["K"], steps["scores"]
     n = Q.shape[0]
