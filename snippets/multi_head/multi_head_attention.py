@@ -3,13 +3,12 @@ version that checks its input (CheckedMultiHeadAttention)."""
 
 # ruff: noqa: E402
 
-# The FAQ's pages include "checks" before "module": the checks now live in
-# checks.py, and this section only picks the device, as the old one did.
-# --8<-- [start:checks]
+# The device, for the pages that show the module alone (the FAQ's folds).
+# --8<-- [start:device]
 import torch
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
-# --8<-- [end:checks]
+# --8<-- [end:device]
 
 # --8<-- [start:module]
 import torch
