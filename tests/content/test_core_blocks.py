@@ -49,3 +49,24 @@ def test_the_page_shows_the_core_block_unfolded_before_its_robust_version(path, 
     assert not line.startswith((" ", "\t")), "the core block is not inside a folded box"
     robust = text.find(f'--8<-- "{path}:robust"')
     assert robust == -1 or text.index(include) < robust, "the idea comes before its checks"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_tiny_decoder_is_folded_and_the_cache_is_shown_as_its_new_lines(lang):
+    """Chapter 8: the whole decoder is one click away, not open; what the KV cache changes in it is
+    shown by itself, each changed line marked # NEW."""
+    text = (ROOT / "docs" / f"decoding.{lang}.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    module = next(i for i, line in enumerate(lines) if "tiny_decoder.py:module" in line)
+    opener = next(
+        line for line in reversed(lines[:module]) if not line.startswith((" ", "\t")) and line
+    )
+    assert opener.startswith("??? "), f"the decoder's module is not folded: {opener!r}"
+    shown = [
+        line
+        for section in ("kv_cache", "attention_forward", "decoder_forward")
+        for line in section_lines("snippets/decoding/tiny_decoder.py", section)
+    ]
+    assert f'tiny_decoder.py:{"kv_cache"}"' in text
+    assert sum("# NEW" in line for line in shown) >= 5
+    assert len(shown) < len(section_lines("snippets/decoding/tiny_decoder.py", "module")) / 2
