@@ -36,9 +36,10 @@ X_unit = X / X.norm(dim=-1, keepdim=True)  # (3, 4)
 A_cos = torch.softmax(X_unit @ X_unit.T, dim=-1)  # (3, 3)
 print("dot product, cat row:", row(A))
 print("cosine,      cat row:", row(A_cos))
-most = A_cos.argmax(dim=-1)  # (3,): the token each token weights most
-itself = torch.arange(len(tokens), device=device)
-print("cosine: every token weights itself most:", torch.equal(most, itself))
+# for each token, the token it gives the most weight to
+top, top_cos = A.argmax(dim=-1).tolist(), A_cos.argmax(dim=-1).tolist()
+print("dot product, most weight:", [tokens[i] for i in top])
+print("cosine,      most weight:", [tokens[i] for i in top_cos])
 # --8<-- [end:cosine_weights]
 
 

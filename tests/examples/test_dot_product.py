@@ -242,6 +242,9 @@ def test_cosine_weights_put_every_words_largest_weight_on_itself_unlike_dot_prod
     assert_close(A_cos, F.softmax(cosines, dim=-1))
     assert torch.equal(A_cos.argmax(dim=-1), torch.arange(X.shape[0], device=X.device))
     assert int(A[0].argmax()) == 1  # with dot products cat gives dog the most
+    # the two lines the block prints: each token's most-weighted token
+    assert exercises["top"] == A.argmax(dim=-1).tolist() == [1, 1, 2]
+    assert exercises["top_cos"] == list(range(X.shape[0]))
     # cosines in [-1, 1]: flatter weights
     assert bool((A_cos.amax(dim=-1) < A.amax(dim=-1)).all())
 
