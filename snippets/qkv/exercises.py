@@ -50,11 +50,10 @@ with torch.no_grad():
     Q = K = w_q(X)  # (L, d_k); W^Q = W^K: one matrix for both
     S = Q @ K.T / d_k**0.5  # (L, L)
     A = torch.softmax(S, dim=-1)  # (L, L)
-print("S symmetric:", torch.allclose(S, S.T, atol=1e-6))
-print("A symmetric:", torch.allclose(A, A.T, atol=1e-6))
-ones = torch.ones(L, device=device)
-print("rows of A sum to 1:", torch.allclose(A.sum(dim=-1), ones))
-print("columns of A sum to 1:", torch.allclose(A.sum(dim=0), ones))
+print(f"S[0, 1] = {S[0, 1].item():.3f}, S[1, 0] = {S[1, 0].item():.3f}")
+print(f"A[0, 1] = {A[0, 1].item():.3f}, A[1, 0] = {A[1, 0].item():.3f}")
+print("row sums of A:   ", " ".join(f"{t:.2f}" for t in A.sum(dim=-1).tolist()))
+print("column sums of A:", " ".join(f"{t:.2f}" for t in A.sum(dim=0).tolist()))
 # --8<-- [end:shared]
 
 # --8<-- [start:reorder]
