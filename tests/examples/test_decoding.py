@@ -89,6 +89,16 @@ def test_chapter_trap_is_wrong_and_both_fixes_are_right():
     assert torch.equal(ns["lower_right"], ns["allowed"].cpu())
 
 
+def test_figure_8_3_no_new_query_sees_the_whole_cache_top_left_every_one_does_bottom_right():
+    """Figure 8-3's alt text: two 3 x 7 masks, 4 cached tokens and 3 new ones."""
+    ns = run_snippet("decoding/causal_alignment.py")
+    upper, lower, cached = ns["upper_left"], ns["lower_right"], ns["L_k"] - ns["L_q"]
+    assert upper.shape == lower.shape == (3, 7) and cached == 4
+    assert not upper[:, :cached].all(dim=1).any()  # top left: each new query misses cached keys
+    assert lower[:, :cached].all()  # bottom right: the whole cache, and the new tokens up to itself
+    assert torch.equal(lower[:, cached:], torch.ones(3, 3, dtype=torch.bool).tril())
+
+
 # --- decoder_mask and the attention layer ----------------------------------------------
 
 
@@ -287,6 +297,18 @@ def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_nee
                 assert not torch.allclose(unmasked[b : b + 1], alone, atol=1e-3)
             else:
                 assert_close(unmasked[b : b + 1], alone, atol=1e-5, rtol=1e-5)
+
+
+def test_figure_8_4_a_causal_triangle_and_a_padded_prompt_that_skips_its_padding(chapter):
+    """Figure 8-4's alt text: two 4 x 4 masks; "a dog" has two padded columns, its padded rows
+    see only themselves, and the position ids of its real tokens count from 0."""
+    pad, positions = chapter["pad"].cpu(), chapter["positions"].cpu()
+    mask = chapter["decoder_mask"](4, 4, chapter["pad"])[:, 0].cpu()
+    assert mask.shape == (2, 4, 4) and pad[1].tolist() == [True, True, False, False]
+    assert torch.equal(mask[0], torch.ones(4, 4, dtype=torch.bool).tril())
+    assert not mask[1, 2:, :2].any()  # the real tokens never see the padding
+    assert torch.equal(mask[1, :2], torch.eye(4, dtype=torch.bool)[:2])  # padding sees itself
+    assert positions[1, 2:].tolist() == [0, 1]
 
 
 def test_forgetting_position_ids_or_the_padding_mask_changes_the_result(chapter):
