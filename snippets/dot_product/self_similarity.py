@@ -58,5 +58,4 @@ print(Z.cpu())
 # row 0 of Z mixes whole rows of X, weighted by row 0 of A
 z0 = A[0, 0] * X[0] + A[0, 1] * X[1] + A[0, 2] * X[2]  # (4,): (d,)
 print(z0.cpu())
-print(torch.allclose(z0, Z[0]))
 # --8<-- [end:whole_rows]
