@@ -93,7 +93,8 @@ if __name__ == "__main__":
 
     Q, K, V = proj(x)  # self-attention: all three from x
     print("self ", [tuple(t.shape) for t in (Q, K, V)])
-    print(torch.allclose(Q, x @ proj.w_q.weight.T))
+    diff = (Q - x @ proj.w_q.weight.T).abs().max().item()
+    print(f"max |Q - x W^Q| = {diff:.6f}")
 
     Q, K, V = proj(x, memory)  # cross-attention: K and V from memory
     print("cross", [tuple(t.shape) for t in (Q, K, V)])
