@@ -45,6 +45,7 @@ class Site(BasePlugin):
     def on_config(self, config):
         highlight.require_page_lexer()
         sources.repo_from_git_remote(config)
+        sources.no_repository_no_edit_links(config)
         chapters.add_notebook_nav(config)
         notebooks.set_up_rendering(config)
         return config

@@ -144,7 +144,7 @@ def main() -> None:
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     config = load_config(str(site.MKDOCS_YML))
-    repo_from_git_remote(config)
+    repo_from_git_remote(config)  # as the plugin's on_config sets it
     prepare(config.site_url, config.repo_url, every_card(config))
 
 

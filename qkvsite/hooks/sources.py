@@ -144,8 +144,8 @@ GITHUB_REMOTE = re.compile(
 
 
 def repo_from_git_remote(config) -> None:
-    """Without ``REPO_URL``, the repository links lead to this clone's origin on GitHub, not to
-    mkdocs.yml's placeholder; a clone of somewhere else keeps the placeholder."""
+    """Without ``REPO_URL``, the repository links lead to this clone's origin on GitHub; a clone of
+    somewhere else has none."""
     if os.environ.get("REPO_URL"):
         return
     try:
@@ -157,3 +157,10 @@ def repo_from_git_remote(config) -> None:
         return
     if match := GITHUB_REMOTE.fullmatch(remote):
         config.repo_url = f"https://github.com/{match[1]}/{match[2]}"
+
+
+def no_repository_no_edit_links(config) -> None:
+    """Without a repository there is nothing to edit a page in: no edit links (MkDocs would make
+    'edit/main/docs/<page>' links, relative to nothing)."""
+    if not config.repo_url:
+        config.edit_uri = None

@@ -243,3 +243,16 @@ def test_without_a_repository_nothing_links_to_a_placeholder(tmp_path, monkeypat
     assert "See the README." in markdown and "repo:" not in markdown
     title = '<span class="filename">snippets/dot_product/two_vectors.py'
     assert sources.link_titles(title, meta) == title  # the file name stays text
+
+
+def test_without_a_repository_there_are_no_edit_links():
+    from types import SimpleNamespace
+
+    from qkvsite.hooks import sources
+
+    config = SimpleNamespace(repo_url="", edit_uri="edit/main/docs/")
+    sources.no_repository_no_edit_links(config)
+    assert config.edit_uri is None
+    config = SimpleNamespace(repo_url="https://github.com/someone/qkv", edit_uri="edit/main/docs/")
+    sources.no_repository_no_edit_links(config)
+    assert config.edit_uri == "edit/main/docs/"
