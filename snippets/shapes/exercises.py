@@ -39,20 +39,14 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 torch.manual_seed(0)
 B, H, L = 2, 3, 5
 scores = torch.randn(B, H, L, L).to(device)  # (B, H, L, L)
-n_rows = B * H * L
-print("B * H * L =", n_rows)
+print("B * H * L =", B * H * L)
 
-ones = torch.ones(B, H, L, device=device)  # (B, H, L)
 for dim in (-1, -2):
     weights = torch.softmax(scores, dim=dim)  # (B, H, L, L)
     total = weights.sum().item()
-    rows = torch.allclose(weights.sum(dim=-1), ones, atol=1e-6)
-    print(
-        f"dim={dim}: total == {n_rows}:",
-        abs(total - n_rows) < 1e-4,
-        "| every row sums to 1:",
-        rows,
-    )
+    # the L rows of sequence 0, head 0
+    row_sums = [round(s, 2) for s in weights.sum(dim=-1)[0, 0].tolist()]
+    print(f"dim={dim}: total {total:.2f}, row sums of head 0: {row_sums}")
 # --8<-- [end:sum_check]
 
 
@@ -70,16 +64,17 @@ y[1] = torch.randn(L, d_model)  # a different sample 1; sample 0 unchanged
 x, y = x.to(device), y.to(device)
 
 
-def sample_0_is_independent(mha):
-    """Does sample 0's output stay the same when only sample 1 changes?"""
+def sample_0_change(mha):
+    """How far sample 0's output moves when only sample 1 changes."""
     out_x, _ = mha(x, x, x)
     out_y, _ = mha(y, y, y)
-    return torch.allclose(out_x[0], out_y[0], atol=1e-5)
+    return (out_x[0] - out_y[0]).abs().max().item()
 
 
 for batch_first in (False, True):
     torch.manual_seed(1)
     mha = nn.MultiheadAttention(d_model, H, batch_first=batch_first)
     mha = mha.to(device)
-    print(f"batch_first={batch_first}:", sample_0_is_independent(mha))
+    change = sample_0_change(mha)
+    print(f"batch_first={batch_first}: output 0 changed by {change:.2f}")
 # --8<-- [end:batch_check]
