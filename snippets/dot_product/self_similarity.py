@@ -43,10 +43,11 @@ print(weights.cpu())
 
 # the same thing by hand: exponentiate, then divide by the row sum
 by_hand = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)  # (3, 3)
-print(torch.allclose(weights, by_hand))
+print(f"max |weights - by_hand| = {(weights - by_hand).abs().max():.6f}")
 
-# a larger score always gets a larger weight within its row
-print(torch.equal(scores.argsort(dim=-1), weights.argsort(dim=-1)))
+# each row's positions from the smallest to the largest: the same order
+print(scores.argsort(dim=-1).cpu())
+print(weights.argsort(dim=-1).cpu())
 # --8<-- [end:softmax_order]
 
 # --8<-- [start:weighted_sum]
