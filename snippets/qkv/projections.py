@@ -31,11 +31,13 @@ Z = A @ V  # (L, L) @ (L, d_v) -> (L, d_v)
 print("S", tuple(S.shape), "Z", tuple(Z.shape))
 
 # S[0, 2] compares what token 0 asks for with what token 2 offers
-print(torch.allclose(S[0, 2], Q[0] @ K[2] / d_k**0.5))
-# Z[0] mixes whole rows of V with the weights of row 0
-print(torch.allclose(Z[0], sum(A[0, j] * V[j] for j in range(L))))
+s_02 = Q[0] @ K[2] / d_k**0.5
+print(f"S[0, 2] = {S[0, 2].item():.4f}, q_0 · k_2 / √d_k = {s_02.item():.4f}")
 # Q and K differ, so "0 looks at 2" is no longer "2 looks at 0"
-print(torch.allclose(S, S.T))
+print(f"S[2, 0] = {S[2, 0].item():.4f}")
+# Z[0] mixes whole rows of V with the weights of row 0
+z_0 = sum(A[0, j] * V[j] for j in range(L))  # (d_v,)
+print(f"max |Z[0] - z_0| = {(Z[0] - z_0).abs().max().item():.6f}")
 # --8<-- [end:roles]
 
 # --8<-- [start:widths]
@@ -57,12 +59,13 @@ print("w_q.weight", tuple(w_q.weight.shape))  # (out_features, in_features)
 
 W_Q = w_q.weight.T  # (d_model, d_k): the W^Q of the formula
 print("W_Q", tuple(W_Q.shape))
-print(torch.allclose(X @ W_Q, Q))  # Q = X W^Q
+print(f"max |X W_Q - Q| = {(X @ W_Q - Q).abs().max().item():.6f}")
 
 # row k of the weight holds the coefficients of output feature k
-# (float32 sums these products in another order: compare with atol)
-print(torch.allclose(Q[:, 1], X @ w_q.weight[1], atol=1e-6))
+col_1 = X @ w_q.weight[1]  # (L,): column 1 of Q
+print(f"max |Q[:, 1] - col_1| = {(Q[:, 1] - col_1).abs().max().item():.6f}")
 
 # row i of Q comes from row i of X alone: tokens are not mixed here
-print(torch.allclose(Q[2], X[2] @ W_Q, atol=1e-6))
+row_2 = X[2] @ W_Q  # (d_k,): row 2 of Q
+print(f"max |Q[2] - row_2| = {(Q[2] - row_2).abs().max().item():.6f}")
 # --8<-- [end:weight]
