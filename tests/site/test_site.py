@@ -280,7 +280,8 @@ def test_gpu_workflow_runs_only_trusted_events_and_is_never_cancelled():
 def test_pages_deploys_only_a_push_to_main_whose_cpu_tests_passed():
     ci = workflow("ci.yml")
     pages, deploy = ci["jobs"]["pages"], ci["jobs"]["deploy"]
-    assert pages["needs"] == ["cpu", "torch-versions"] and deploy["needs"] == "pages"
+    assert pages["needs"] == ["cpu", "torch-versions", "other-platforms"]
+    assert deploy["needs"] == "pages"
     for job in (pages, deploy):
         assert job["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
     build = next(step for step in pages["steps"] if step.get("run") == "make build")
