@@ -10,10 +10,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from qkvsite import config, notebooks
+from qkvsite import config, machine, notebooks
 from qkvsite.cache import Cache
 from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
-from qkvsite.dialect import Page
+from qkvsite.dialect import Page, version_tuple
 from qkvsite.notebooks import (
     cached_outputs,
     chapter_markdown,
@@ -107,7 +107,7 @@ def test_a_stored_run_is_reused_for_the_same_code(runs):
 def test_a_run_of_other_code_or_another_torch_is_not_reused(runs, monkeypatch):
     store_outputs(run_key(["print(1 + 2)"]), OUTPUTS)
     assert cached_outputs(run_key(["print(1 + 3)"]), 1) is None
-    monkeypatch.setattr(config, "torch_version", lambda: "9.9.9")
+    monkeypatch.setattr(machine, "torch_version", lambda: "9.9.9")
     assert cached_outputs(run_key(["print(1 + 2)"]), 1) is None
 
 
@@ -384,11 +384,18 @@ def test_a_notebooks_setup_cell_names_the_newest_torch_one_of_its_cells_needs(la
     def setup(chapter: str) -> str:
         return code_of(chapter_notebook(Page(DOCS / f"{chapter}.{lang}.md"), chapter))[0]
 
-    assert "requires torch >= X.Y" in setup("scaled-dot-product") and "2.7" in setup(
-        "scaled-dot-product"
-    )
-    # every cell runs on the oldest supported torch
-    assert "requires torch" not in setup("dot-product")
+    oldest = version_tuple(config.oldest_supported()[0])
+    newest = {}
+    for chapter in chapters():
+        needs = [b.requires for b in Page(DOCS / f"{chapter}.{lang}.md").blocks if b.requires]
+        newer = [v for v in needs if version_tuple(v) > oldest]
+        newest[chapter] = max(newer, key=version_tuple) if newer else None
+    assert any(newest.values()), "no chapter needs a newer torch: nothing to check"
+    for chapter, version in newest.items():
+        if version:  # the newest requirement of its cells, named in its first cell
+            assert "requires torch >= X.Y" in setup(chapter) and version in setup(chapter), chapter
+        else:  # every cell runs on the oldest supported torch
+            assert "requires torch" not in setup(chapter), chapter
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
