@@ -64,11 +64,6 @@ class KVCache:  # NEW: the whole class
             self.v[layer] = torch.cat([self.v[layer], v], dim=-2)
         return self.k[layer], self.v[layer]
 
-    def copy(self):
-        new = KVCache()
-        new.k, new.v = list(self.k), list(self.v)
-        return new
-
 
 # --8<-- [end:kv_cache]
 
@@ -331,35 +326,41 @@ if __name__ == "__main__":
     # --8<-- [start:timing]
     import time
 
-    def seconds(fn, repeat=5):
-        """Shortest of `repeat` timed runs of fn(), after one warm-up."""
-        fn()
+    lengths, repeats = [32, 64, 128, 256, 512], 7
+
+    def seconds(fn, *args):
+        """Shortest of `repeats` timed runs of fn(*args), after one warm-up."""
+        fn(*args)
         best = float("inf")
-        for _ in range(repeat):
+        for _ in range(repeats):
             if device == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-            fn()
+            fn(*args)
             if device == "cuda":
                 torch.cuda.synchronize()
             best = min(best, time.perf_counter() - start)
         return best
 
+    def cached_step(seq, past):
+        """The last token of seq, on a new cache holding past: every run
+        appends to the same L_k - 1 cached tokens."""
+        cache = KVCache()
+        cache.k, cache.v = list(past.k), list(past.v)
+        return bench(seq[:, -1:], cache=cache)
+
     torch.manual_seed(0)
     bench = TinyDecoder(len(vocab), d_model=64, max_len=512).to(device).eval()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # one CPU thread: steadier timings
-    lengths, repeats = [32, 64, 128, 256, 512], 7
     per_token = {"full": [], "cached": []}  # seconds per generated token
     with torch.no_grad():
         for L_k in lengths:  # time the step that sees L_k tokens
             seq = torch.randint(1, len(vocab), (1, L_k)).to(device)  # (1, L_k)
-            cache = KVCache()
-            bench(seq[:, :-1], cache=cache)  # the L_k - 1 tokens before
-            full = lambda seq=seq: bench(seq)  # noqa: E731
-            step = lambda seq=seq, c=cache: bench(seq[:, -1:], cache=c.copy())
-            per_token["full"].append(seconds(full, repeats))
-            per_token["cached"].append(seconds(step, repeats))
+            past = KVCache()
+            bench(seq[:, :-1], cache=past)  # the L_k - 1 tokens before
+            per_token["full"].append(seconds(bench, seq))
+            per_token["cached"].append(seconds(cached_step, seq, past))
     torch.set_num_threads(threads)
     times = zip(lengths, per_token["full"], per_token["cached"], strict=True)
     for L_k, f, c in times:  # seconds without and with the cache

@@ -268,6 +268,13 @@ def test_left_padded_batch_matches_each_prompt_alone(device, dtype):
             assert_close(logits[b : b + 1, P - len(p) :], alone, atol=1e-5, rtol=1e-5)
 
 
+def copy(cache):
+    """A new KVCache holding the same tensors: appending to it leaves ``cache`` as it was."""
+    new = KVCache()
+    new.k, new.v = list(cache.k), list(cache.v)
+    return new
+
+
 def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_needs_its_padding_mask(
     device, dtype
 ):
@@ -285,9 +292,9 @@ def test_a_one_token_step_needs_no_causal_mask_but_a_left_padded_batch_still_nee
         cache = KVCache()
         model(batch, positions=positions, pad=pad, cache=cache)
         step_pad = torch.cat([pad, torch.zeros_like(next_token, dtype=torch.bool)], dim=1)
-        masked = model(next_token, positions[:, -1:] + 1, step_pad, cache.copy())
+        masked = model(next_token, positions[:, -1:] + 1, step_pad, copy(cache))
         # (1, S) mask: all True
-        unmasked = model(next_token, positions[:, -1:] + 1, None, cache.copy())
+        unmasked = model(next_token, positions[:, -1:] + 1, None, copy(cache))
         assert bool(decoder_mask(1, P + 1, device=device).all())
         for b, (p, t) in enumerate(zip(prompts, new, strict=True)):
             alone = model(torch.tensor([[*p, t]], device=device))[:, -1:]
