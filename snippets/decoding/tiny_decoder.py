@@ -145,7 +145,7 @@ class TinyDecoder(nn.Module):
         self.head = nn.Linear(d_model, vocab_size, bias=False)
 
     # --8<-- [start:decoder_forward]
-    # TinyDecoder.forward
+    # TinyDecoder.forward (NEW: the argument cache)
     def forward(self, tokens, positions=None, pad=None, cache=None):
         """tokens (B, L_q) -> logits (B, L_q, vocab): L_q new tokens.
 
