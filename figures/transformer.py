@@ -31,7 +31,7 @@ TEXT = {
 }
 
 ATTENTION = "#f6c28b"  # the attention boxes: what the chapters are about
-BOX_H, GAP = 0.36, 0.16  # inches
+BOX_H, GAP = 0.38, 0.16  # inches
 
 
 def _box(ax, x, y, w, text, shape=None, fill=None):
@@ -50,16 +50,16 @@ def _box(ax, x, y, w, text, shape=None, fill=None):
     )
     colour = "#222222" if fill else palette()["ink"]
     if shape is None:
-        ax.text(x, y + h / 2, text, ha="center", va="center", fontsize=9.5, color=colour)
+        ax.text(x, y + h / 2, text, ha="center", va="center", fontsize=11, color=colour)
     else:
-        ax.text(x, y + 0.2, text, ha="center", va="center", fontsize=9.5, color=colour)
+        ax.text(x, y + 0.21, text, ha="center", va="center", fontsize=11, color=colour)
         ax.text(
             x,
             y + h - 0.15,
             str(tuple(shape)),
             ha="center",
             va="center",
-            fontsize=9,
+            fontsize=10,
             color=palette()["muted"],
         )
     return y + h
@@ -135,7 +135,7 @@ def _column(ax, x, w, stages, times, times_left=False):
                 times,
                 ha="right" if times_left else "left",
                 va="center",
-                fontsize=10,
+                fontsize=11,
                 color=palette()["ink"],
             )
             y += 0.06
@@ -184,7 +184,7 @@ def transformer_stack(ns, lang):
     ax.set_ylim(H, 0)
     ax.set_position((0, 0, 1, 1))
     for x, label in [(left, t["encoder"]), (right, t["decoder"])]:
-        ax.text(x, 0.02, label, ha="center", va="bottom", fontsize=11, weight="bold")
+        ax.text(x, 0.02, label, ha="center", va="bottom", fontsize=12, weight="bold")
     ax.set_ylim(H, -0.3)
     # encoder output -> the decoder's cross-attention (its K and V), up the gap between the stacks
     top, bottom = e["memory"]
@@ -205,7 +205,7 @@ def transformer_stack(ns, lang):
         t["kv"],
         ha="center",
         va="bottom",
-        fontsize=9.5,
+        fontsize=10,
         color=kv,
     )
     B = shapes["source tokens"][0]
@@ -215,7 +215,7 @@ def transformer_stack(ns, lang):
         t["note"].format(B, d_model, ns["vocab"]),
         ha="center",
         va="center",
-        fontsize=9,
+        fontsize=10,
         color=palette()["muted"],
     )
     return fig

@@ -17,13 +17,7 @@ scores = scores / d_k**0.5  # 2. scale
 weights = torch.softmax(scores, dim=-1)  # 3. (B, H, L_q, L_k), rows sum to 1
 out = weights @ v  # 4. (B, H, L_q, L_k) @ (B, H, L_k, d_v) -> (B, H, L_q, d_v)
 
-for name, t in [
-    ("q", q),
-    ("k", k),
-    ("v", v),
-    ("weights", weights),
-    ("out", out),
-]:
+for name, t in dict(q=q, k=k, v=v, weights=weights, out=out).items():
     print(f"{name:8}", tuple(t.shape))
 print(torch.allclose(out, F.scaled_dot_product_attention(q, k, v), atol=1e-6))
 # --8<-- [end:steps]

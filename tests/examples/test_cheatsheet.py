@@ -80,8 +80,15 @@ def test_the_weights_are_zero_exactly_where_keep_is_false(masks):
 # --- is_causal's alignment ---
 
 
+def qkv(masks, L_q=None, seed=0):
+    """Random queries, keys and values for the alignment example's sizes."""
+    torch.manual_seed(seed)
+    L_q, L_k, d_k = L_q or masks["L_q"], masks["L_k"], 8
+    return torch.randn(1, L_q, d_k), torch.randn(1, L_k, d_k), torch.randn(1, L_k, d_k)
+
+
 def test_is_causal_is_the_top_left_mask(masks):
-    q, k, v = masks["q"], masks["k"], masks["v"]
+    q, k, v = qkv(masks)
     assert_close(
         F.scaled_dot_product_attention(q, k, v, is_causal=True),
         F.scaled_dot_product_attention(q, k, v, attn_mask=masks["top_left"]),
@@ -91,11 +98,8 @@ def test_is_causal_is_the_top_left_mask(masks):
 def test_lower_right_gives_the_new_queries_the_rows_of_the_full_causal_attention(masks):
     """The last L_q queries of a causal self-attention over all L_k tokens see what lower_right
     lets them see."""
-    torch.manual_seed(0)
-    L_q, L_k, d_k = masks["L_q"], masks["L_k"], masks["d_k"]
-    k = torch.randn(1, L_k, d_k, device=masks["k"].device)
-    v = torch.randn(1, L_k, d_k, device=masks["k"].device)
-    q_all = torch.randn(1, L_k, d_k, device=masks["k"].device)
+    L_q = masks["L_q"]
+    q_all, k, v = qkv(masks, L_q=masks["L_k"])
     full = F.scaled_dot_product_attention(q_all, k, v, is_causal=True)
     new = F.scaled_dot_product_attention(q_all[:, -L_q:], k, v, attn_mask=masks["lower_right"])
     assert_close(new, full[:, -L_q:])
@@ -105,7 +109,7 @@ def test_lower_right_gives_the_new_queries_the_rows_of_the_full_causal_attention
 
 @pytest.mark.skipif(causal_lower_right is None, reason="torch.nn.attention.bias: torch >= 2.3")
 def test_lower_right_is_pytorchs_causal_lower_right(masks):
-    q, k, v = masks["q"], masks["k"], masks["v"]
+    q, k, v = qkv(masks)
     mask = causal_lower_right(masks["L_q"], masks["L_k"])
     assert_close(
         F.scaled_dot_product_attention(q, k, v, attn_mask=masks["lower_right"]),
