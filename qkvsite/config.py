@@ -63,7 +63,7 @@ def snippet_settings() -> dict:
     return settings
 
 
-def _plugin(name: str) -> dict:
+def plugin_settings(name: str) -> dict:
     for entry in mkdocs_yml()["plugins"]:
         if isinstance(entry, dict) and name in entry:
             return entry[name] or {}
@@ -80,7 +80,7 @@ def words(text: dict, lang: str) -> dict:
 
 def languages() -> list[str]:
     """Every language built, the default first."""
-    langs = _plugin("i18n")["languages"]
+    langs = plugin_settings("i18n")["languages"]
     return [
         lang["locale"] for lang in sorted(langs, key=lambda lang: not lang.get("default", False))
     ]
@@ -92,7 +92,7 @@ def default_language() -> str:
 
 def site_name(lang: str) -> str:
     """The site's name in ``lang``: its i18n language entry's, else mkdocs.yml's."""
-    (entry,) = [each for each in _plugin("i18n")["languages"] if each["locale"] == lang]
+    (entry,) = [each for each in plugin_settings("i18n")["languages"] if each["locale"] == lang]
     return entry.get("site_name", mkdocs_yml()["site_name"])
 
 

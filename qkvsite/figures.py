@@ -235,7 +235,7 @@ def render(name: str, lang: str, scheme: str = "light", drawings: Drawings | Non
     data = CACHE.get(keys[name, lang, scheme])
     if data is not None:
         return data
-    drawing = _draw(name, lang)
+    drawing = draw_one(name, lang)
     # one drawing gives every scheme: store them all
     svgs = {each: recolour(drawing, each) for each in SCHEMES}
     for each, svg in svgs.items():
@@ -251,7 +251,7 @@ def draw(jobs: list[tuple[str, str]]) -> None:
         render(name, lang, drawings=drawings)
 
 
-def _draw(name: str, lang: str) -> bytes:
+def draw_one(name: str, lang: str) -> bytes:
     """The figure in placeholder colours (``recolour`` gives each scheme's)."""
     setup_fonts()
     spec = FIGURES[name]

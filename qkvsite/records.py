@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RECORDS = ROOT / "verification" / "records"
 
 
-def _commit() -> dict:
+def commit_state() -> dict:
     def git(*args):
         result = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
         return result.stdout.strip() if result.returncode == 0 else None
@@ -76,7 +76,7 @@ def record(*, require_cuda: bool, page_blocks: dict, tests: dict, command: str) 
     return {
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "runner": _runner(),
-        **_commit(),
+        **commit_state(),
         "device": "cuda" if require_cuda or env["cuda"] else "cpu",
         "require_cuda": require_cuda,
         **env,

@@ -255,9 +255,9 @@ def test_figures_are_laid_out_by_the_svg_backend_even_after_a_link_preview_card(
         "canvas-test", "dot_product/two_vectors.py", one_label
     )
     try:
-        first = figures._draw("canvas-test", "en")
+        first = figures.draw_one("canvas-test", "en")
         assert draw_card("A title", "qkv", "en").startswith(b"\x89PNG")  # a PNG, drawn by Agg
-        assert figures._draw("canvas-test", "en") == first
+        assert figures.draw_one("canvas-test", "en") == first
     finally:
         del figures.FIGURES["canvas-test"]
     assert canvases == [FigureCanvasSVG, FigureCanvasSVG]

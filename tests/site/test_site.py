@@ -167,7 +167,7 @@ def test_a_scheme_colour_inside_a_raster_image_fails_the_figure():
     )
     try:
         with pytest.raises(ValueError, match="raster-test.*inside a raster image"):
-            figures._draw("raster-test", "en")
+            figures.draw_one("raster-test", "en")
     finally:
         del figures.FIGURES["raster-test"]
 

@@ -178,6 +178,6 @@ def test_a_record_calls_its_run_clean_though_the_records_it_writes_are_uncommitt
     (tmp_path / "verification" / "records" / "a-run.json").write_text(
         '{"rewritten": true}\n', encoding="utf-8"
     )
-    assert records._commit()["clean"] is True
+    assert records.commit_state()["clean"] is True
     (tmp_path / "page.md").write_text("an edit\n", encoding="utf-8")
-    assert records._commit()["clean"] is False
+    assert records.commit_state()["clean"] is False
