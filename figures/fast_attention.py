@@ -41,7 +41,7 @@ TEXT = {
     ),
     # MLA
     "x": ("输入 x", "input x"),
-    "c": ("潜向量 c", "latent c"),
+    "c": ("潜在向量 c", "latent c"),
     "k_r": ("RoPE 键", "RoPE key"),
     "K": ("K（{} 个头）", "K ({} heads)"),
     "V": ("V（{} 个头）", "V ({} heads)"),

@@ -61,6 +61,9 @@ def test_hand_trace_of_two_pieces_is_chapter_1s_car_row():
     first = math.exp(0.18 - 0.28) + 1
     assert round(first, 4) == 1.9048
     assert round(first * math.exp(0.28 - 1.82) + 1, 4) == 1.4084 == round(ns["total"].item(), 4)
+    assert round(1 + math.exp(0.18 - 1.82) + math.exp(0.28 - 1.82), 4) == 1.4084  # exercise 1
+    weights = [round(math.exp(s - 1.82) / 1.4084, 4) for s in (0.18, 0.28, 1.82)]
+    assert weights == [0.1377, 0.1522, 0.71]  # the weights the page works out by hand
     assert_close(ns["weights"], torch.softmax(ns["s"], dim=-1))
     assert_close(ns["out"], torch.softmax(ns["s"], dim=-1) @ ns["X"])
 
