@@ -52,6 +52,8 @@ TEXT = {
 SINUSOIDAL = "positional_encoding/sinusoidal.py"
 COUNTER = (16, 4)  # Figure 6-1: positions 0-15, bits and pairs 0-3
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+COLUMNS = (2, 6, 12, 20)  # Figure 6-2: the columns plotted against position, fast to slow
+STARTS = (0, 20, 40)  # Figure 6-3: the positions i whose dot products are plotted against k
 
 
 def _matrix_above(values, title, xlabel, ylabel, **style):
@@ -77,7 +79,7 @@ def sinusoid_matrix(ns, lang):
         pe, title, t["dimension"], t["position"], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto"
     )
     for column, color in zip(
-        [2, 6, 12, 20], ["tab:red", "tab:orange", "tab:green", "tab:blue"], strict=True
+        COLUMNS, ["tab:red", "tab:orange", "tab:green", "tab:blue"], strict=True
     ):
         ax.plot(range(length), pe[:, column], color=color, label=column)
     ax.set(xlabel=t["position"], title=t["columns_title"], ylim=(-1.15, 2.1))
@@ -118,8 +120,8 @@ def dot_product(ns, lang):
     t = words(TEXT, lang)
     G = ns["G"].cpu().numpy()
     fig, ax = _matrix_above(G, t["gram_title"], "j", "i", cmap="viridis")
-    styles = [(0, "-", "tab:blue", 5), (20, "--", "tab:orange", 3), (40, ":", palette()["ink"], 2)]
-    for p, style, color, width in styles:
+    styles = [("-", "tab:blue", 5), ("--", "tab:orange", 3), (":", palette()["ink"], 2)]
+    for p, (style, color, width) in zip(STARTS, styles, strict=True):
         offsets = [q - p for q in range(len(G))]
         ax.plot(offsets, G[p], style, color=color, lw=width, label=t["from_p"].format(p))
     ax.set(xlabel=t["offset"], ylabel=t["dot"], title=t["curves_title"])

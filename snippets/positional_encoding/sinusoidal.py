@@ -14,15 +14,6 @@ def frequencies(d_model, base=10000.0, device=None):
 
 def sinusoidal_encoding(length, d_model, base=10000.0, device=None):
     """PE[pos, 2p] = sin(pos ω_p), PE[pos, 2p+1] = cos(pos ω_p)."""
-    if not (isinstance(length, int) and isinstance(d_model, int)):
-        raise TypeError(
-            f"length and d_model must be int, got {length!r}, {d_model!r}"
-        )
-    if length < 1 or d_model < 2 or d_model % 2:
-        raise ValueError(
-            f"need length >= 1 and an even d_model >= 2, got "
-            f"length={length}, d_model={d_model}"
-        )
     pos = torch.arange(length, device=device, dtype=torch.float32)  # (L,)
     angle = pos[:, None] * frequencies(d_model, base, device)  # (L, d_model/2)
     pe = torch.empty(length, d_model, device=device)  # (L, d_model)
@@ -75,9 +66,7 @@ print("symmetric, k and -k alike:", torch.allclose(G, G.T, atol=1e-5))
 torch.manual_seed(0)
 W_Q, W_K = (torch.randn(32, 32).to(device) / 32**0.5 for _ in range(2))
 scores = (pe @ W_Q) @ (pe @ W_K).T  # (64, 64)
-diagonal = scores.diagonal(offset=5)
-print(
-    "PE W^Q · PE W^K depends only on i - j:",
-    torch.allclose(diagonal, diagonal[:1].expand_as(diagonal), atol=1e-4),
-)
+diagonal = scores.diagonal(offset=5)  # (59,): (PE(i) W^Q) · (PE(i + 5) W^K)
+first = "  ".join(f"{value:.3f}" for value in diagonal[:4].tolist())
+print("after W^Q and W^K, k= 5, i = 0, 1, 2, 3:", first)
 # --8<-- [end:relative_dot]

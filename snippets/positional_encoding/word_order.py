@@ -43,9 +43,8 @@ compare(out_a, out_b)
 # --8<-- [end:no_positions]
 
 # --8<-- [start:with_positions]
-positions = torch.randn(8, d_model).to(
-    device
-)  # (8, d_model): one vector per slot, any encoding
+# one vector per slot: any encoding will do, even a random one
+positions = torch.randn(8, d_model).to(device)  # (8, d_model)
 with torch.no_grad():
     compare(encode(a, positions), encode(b, positions))
 # --8<-- [end:with_positions]
