@@ -43,8 +43,8 @@ TEXT = {
     "x": ("输入 x", "input x"),
     "c": ("潜在向量 c", "latent c"),
     "k_r": ("RoPE 键", "RoPE key"),
-    "K": ("K（{} 个头）", "K ({} heads)"),
-    "V": ("V（{} 个头）", "V ({} heads)"),
+    "K": ("K\n（{} 个头）", "K\n({} heads)"),
+    "V": ("V\n（{} 个头）", "V\n({} heads)"),
     "compress": ("压缩", "compress"),
     "cache": ("缓存：{} + {} = {} 个数", "cache: {} + {} = {} numbers"),
     "not_cached": ("不缓存", "not cached"),
@@ -277,7 +277,7 @@ def mla(ns, lang):
     bar(52, d_r, "tab:orange", t["k_r"])
     mid_k = bar(76, H * d_k, "tab:blue", t["K"].format(H), heads=H)
     mid_v = bar(91, H * d_k, "tab:green", t["V"].format(H), heads=H)
-    ax.text(86, -6, t["not_cached"], ha="center", va="top", color=muted)
+    ax.text(86, -10, t["not_cached"], ha="center", va="top", color=muted)
     # the cache: c and the RoPE key, dashed around them
     ax.add_patch(plt.Rectangle((32, -7), 32, 18, fill=False, ec="tab:red", lw=1.2, ls="--"))
     ax.text(
