@@ -399,9 +399,12 @@ def test_flow_figure_shows_the_shapes_of_a_traced_run():
     B, H, L, d = trace["Q_h"].shape
     assert f"(B, L, d_k) = {(B, L, d)}" in drawn  # one head's Q_i, K_i, V_i
     assert "第 0 个头" in drawn and "head 0" in svg("multi-head-flow", "en")
+    assert H == 3  # the alt texts: "three heads", "three arrows leave X"
 
 
 def test_head_weights_figure_shows_the_computed_weights(head_by_head):
+    # the alt texts: "two 5×5 heat maps", one per head
+    assert [tuple(w.shape) for w in head_by_head["weights"]] == [(5, 5), (5, 5)]
     drawn = svg("head-weights")
     for weights in head_by_head["weights"]:
         for v in weights.flatten().tolist():

@@ -326,6 +326,11 @@ def test_split_heads_figure_shows_the_numbers_and_their_tokens():
     load_all()
     ns = run_example("shapes/view_and_reshape.py")
     drawn = render("split-heads", "zh").decode("utf-8")
+    # the alt texts: x is 3 tokens × 4 features; each head of the direct view mixes tokens
+    x, wrong, E = ns["x"], ns["wrong"], ns["d_model"]
+    assert tuple(x.shape) == (1, 3, 4)
+    for head in wrong[0]:
+        assert len(set((head // E).flatten().tolist())) > 1
     for v in ns["x"].flatten().tolist():
         assert f">{v}<" in drawn
     assert "词元0" in drawn and "token 0" in render("split-heads", "en").decode("utf-8")
