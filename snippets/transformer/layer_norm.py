@@ -8,7 +8,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 
 torch.manual_seed(0)
 L, d_model = 3, 8
-x = (torch.randn(L, d_model) * 5 + 3).to(device)  # (L, d_model), large values
+x = torch.randn(L, d_model).to(device) * 5 + 3  # (L, d_model), large values
 print("before, mean:", x.mean(dim=-1).round(decimals=2).cpu())
 
 # per token (row): subtract its mean, divide by its standard deviation
