@@ -197,6 +197,21 @@ def test_the_anti_diagonal_appears_during_training(chapter):
     assert log[0][1] < 0.1 and log[-1][1] > 0.99
 
 
+def test_the_test_sequences_never_occur_in_the_training_batches(chapter):
+    # the page: the model reverses test sequences "which it never trained on"
+    g = torch.Generator().manual_seed(0)  # train()'s default seed, as on the page
+    seen = {tuple(row) for _ in chapter["losses"] for row in make_batch(64, g, "cpu").tolist()}
+    assert len(seen) == 64 * len(chapter["losses"])  # and no training sequence came twice
+    assert not seen & {tuple(row) for row in chapter["x_test"].tolist()}
+
+
+def test_figure_learned_emergence_the_right_keys_darken_from_snapshot_to_snapshot(chapter):
+    by_step = {step: weights for step, _, weights in chapter["log"]}
+    drawn = [*SNAPSHOTS, chapter["log"][-1][0]]
+    on_right = [float(weight_on_right_keys(by_step[step][None]).mean()) for step in drawn]
+    assert on_right == sorted(on_right) and len(set(on_right)) == len(drawn)
+
+
 def test_figure_learned_training_curves_what_the_alt_text_says(chapter):
     losses, blind_losses = chapter["losses"], chapter["blind_losses"]
     # with positions: close to 0 within the first 100 steps
