@@ -264,6 +264,15 @@ def test_chapter_rope_scores_printed_equal_for_equal_offsets(rope_chapter):
         assert_close(grid.diagonal(k), grid.diagonal(k)[:1].expand(16 - abs(k)).contiguous())
 
 
+def test_figure_rope_scores_marks_the_printed_scores_and_the_curve_is_not_symmetric(rope_chapter):
+    offsets, by_offset, score = (rope_chapter[n] for n in ("offsets", "by_offset", "score"))
+    curve = dict(zip(offsets, by_offset, strict=True))
+    # the two marked points are the printed i=3, j=0 and i=0, j=3, at different heights
+    assert abs(curve[3] - score(3, 0).item()) < 1e-9 and abs(curve[-3] - score(0, 3).item()) < 1e-9
+    assert abs(curve[3] - curve[-3]) > 0.1
+    assert max(abs(curve[k] - curve[-k]) for k in offsets) > 0.1  # not symmetric about 0
+
+
 def test_rope_in_attention_is_shift_invariant_only_while_v_is_not_rotated(rope_chapter):
     attention, device = rope_chapter["attention"], rope_chapter["device"]
     torch.manual_seed(5)
