@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import sys
 import tempfile
 import textwrap
 import threading
@@ -403,7 +404,13 @@ def execute_all(
 
     kernels = threading.Thread(target=in_thread, name="notebook-kernels", daemon=True)
     kernels.start()
-    kernels.join()  # a signal interrupts this wait
+    try:
+        kernels.join()  # a signal interrupts this wait
+    except KeyboardInterrupt:
+        # nbclient shuts its kernels down at exit, waiting on each (seconds); they exit by
+        # themselves once the build is gone, so Ctrl-C ends the build now, as SIGTERM does
+        print("\nAborted while the notebooks ran.", file=sys.stderr, flush=True)
+        os._exit(130)
     if "error" in result:
         raise result["error"]
     return result["outputs"]
