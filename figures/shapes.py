@@ -1,4 +1,4 @@
-"""Chapter 5 figure: splitting heads the right way and the wrong way."""
+"""Chapter 5 figures: where the merged heads lie in memory; splitting heads right and wrong."""
 
 import itertools
 
@@ -10,6 +10,14 @@ from qkvsite.figures import figure, palette, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
+    "memory_title": (
+        "t 的每个数在内存里的位置（序列 0）",
+        "where each number of t lies in memory (sequence 0)",
+    ),
+    "memory_x": (
+        "同一行里：头内每步 +1，换头时跳一大步",
+        "along a row: +1 inside a head, a jump between heads",
+    ),
     "x": ("x[0]：{} 个词元 × {} 个特征", "x[0]: {} tokens × {} features"),
     "right": (
         "正确：view 成 (1, L, H, d_k) 再 transpose",
@@ -20,6 +28,38 @@ TEXT = {
     "token": ("词元{}", "token {}"),
     "row": ("第 {} 行", "row {}"),
 }
+
+HEAD_COLORS = ListedColormap(["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb"])
+
+
+@figure("merge-memory", "shapes/view_and_reshape.py")
+def merge_memory(ns, lang):
+    """Sequence 0 of the transposed heads t (B, L, H, d_k): each cell's offset in memory."""
+    t_ = words(TEXT, lang)
+    t = ns["t"]
+    _, L, H, d_k = t.shape
+    _, s_l, s_h, s_c = t.stride()
+    offsets = torch.tensor(
+        [[i * s_l + h * s_h + c * s_c for h in range(H) for c in range(d_k)] for i in range(L)]
+    )
+    head = torch.arange(H).repeat_interleave(d_k).expand(L, -1)
+    fig, ax = plt.subplots(figsize=(5.6, 2.9))
+    ax.imshow(head.numpy(), cmap=HEAD_COLORS, vmin=0, vmax=HEAD_COLORS.N - 1)
+    for i, row in enumerate(offsets.tolist()):
+        for j, v in enumerate(row):
+            ax.text(j, i, str(v), ha="center", va="center", color="black")
+    for h in range(1, H):
+        ax.axvline(h * d_k - 0.5, color=palette()["paper"], lw=4)
+    centres = [(h + 0.5) * d_k - 0.5 for h in range(H)]
+    ax.set_xticks(centres, [t_["head"].format(h) for h in range(H)])
+    ax.set_yticks(range(L), [t_["token"].format(i) for i in range(L)])
+    ax.tick_params(length=0, top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.set_xlabel(t_["memory_x"])
+    ax.set_title(t_["memory_title"])
+    ax.spines[:].set_visible(False)
+    fig.tight_layout()
+    return fig
+
 
 # a cell's colour: the token its number came from, i.e. the row of x it sits in
 TOKEN_COLORS = ListedColormap(["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1"])

@@ -334,3 +334,21 @@ def test_split_heads_figure_shows_the_numbers_and_their_tokens():
     for v in ns["x"].flatten().tolist():
         assert f">{v}<" in drawn
     assert "词元0" in drawn and "token 0" in render("split-heads", "en").decode("utf-8")
+
+
+def test_merge_memory_figure_shows_where_t_lies_in_memory():
+    from qkvsite.figures import load_all, render, run_example
+
+    load_all()
+    t = run_example("shapes/view_and_reshape.py")["t"]
+    _, L, H, d_k = t.shape
+    s_l, s_h, s_c = t.stride()[1:]
+    row = [h * s_h + c * s_c for h in range(H) for c in range(d_k)]  # token 0's merged row
+    steps = {b - a for a, b in zip(row[:-1], row[1:], strict=True)}
+    # the caption: the step is 1 inside a head and a jump between heads, so no single stride
+    assert s_c == 1 and len(steps) == 2 and max(steps) > 1
+    drawn = render("merge-memory", "en").decode("utf-8")
+    for i in range(L):
+        for offset in row:
+            assert f">{i * s_l + offset}<" in drawn
+    assert "token 0" in drawn and "词元0" in render("merge-memory", "zh").decode("utf-8")
