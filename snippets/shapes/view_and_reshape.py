@@ -18,7 +18,8 @@ except RuntimeError as error:
 
 merged = t.reshape(B, L, H * d_k)  # (B, L, H·d_k): copies when it has to
 also_merged = t.contiguous().view(B, L, H * d_k)  # copy first, then view
-print(tuple(merged.shape), torch.equal(merged, also_merged))
+same = torch.equal(merged, also_merged)
+print("merged", tuple(merged.shape), "both fixes agree:", same)
 # --8<-- [end:view]
 
 # --8<-- [start:view_ok]
