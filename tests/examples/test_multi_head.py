@@ -542,3 +542,9 @@ def test_one_row_of_weights_blends_what_two_heads_keep_apart():
     assert_close(state @ V, V[2])  # tired, exactly
     assert_close(shared @ V, (V[0] + V[2]) / 2)  # one row: the average of the two
     assert ns["both"].shape == (2 * V.shape[1],)  # two heads: both readings, side by side
+
+
+def test_the_teaser_figure_from_chapter_7_is_8_by_8():
+    from snippets.learned_attention.reversal import L
+
+    assert L == 8  # the alt text of Figure 4-3: "two 8 × 8 heatmaps"
