@@ -30,12 +30,6 @@ try:
     add_positions(torch.randn(1, 600, d_model).to(device), pos_table)
 except ValueError as error:
     print("ValueError:", error)
-
-# nn.Embedding itself: on the CPU the missing row is a plain IndexError
-try:
-    nn.Embedding(max_len, d_model)(torch.tensor([max_len]))
-except IndexError as error:
-    print("IndexError:", error)
 # --8<-- [end:table]
 
 
@@ -67,6 +61,12 @@ try:
     checked_add_positions(ids, pos_table)
 except TypeError as error:
     print("TypeError:", error)
+
+# without a check, nn.Embedding on the CPU names no shape for a missing row
+try:
+    nn.Embedding(max_len, d_model)(torch.tensor([max_len]))
+except IndexError as error:
+    print("IndexError:", error)
 # --8<-- [end:robust]
 
 # --8<-- [start:untrained_rows]
