@@ -117,6 +117,7 @@ def test_figure_pe_sinusoid_columns_go_from_fast_to_slow_and_the_last_is_nearly_
 
 def test_figure_pe_dot_product_curves_coincide_and_are_symmetric_about_zero(sinusoidal):
     G = sinusoidal["G"].double().cpu()
+    assert G.shape == (64, 64)  # the alt text's 64 × 64
     length = len(G)
     curves = {p: {q - p: float(G[p, q]) for q in range(length)} for p in STARTS}
     for p in STARTS:
@@ -266,6 +267,7 @@ def test_chapter_rope_scores_printed_equal_for_equal_offsets(rope_chapter):
 
 def test_figure_rope_scores_marks_the_printed_scores_and_the_curve_is_not_symmetric(rope_chapter):
     offsets, by_offset, score = (rope_chapter[n] for n in ("offsets", "by_offset", "score"))
+    assert rope_chapter["grid"].shape == (16, 16)  # the alt text's 16 × 16
     curve = dict(zip(offsets, by_offset, strict=True))
     # the two marked points are the printed i=3, j=0 and i=0, j=3, at different heights
     assert abs(curve[3] - score(3, 0).item()) < 1e-9 and abs(curve[-3] - score(0, 3).item()) < 1e-9
@@ -408,6 +410,7 @@ def test_nn_multihead_attention_takes_the_alibi_bias_as_a_float_mask(device, dty
 def test_figure_alibi_bias_large_slopes_favour_the_nearest_keys_small_ones_treat_all_alike():
     ns = run_snippet("positional_encoding/alibi.py")
     bias, slopes = ns["figure_bias"], ns["figure_slopes"]
+    assert bias.shape == (8, 8, 8)  # the alt text: eight heads, one 8 × 8 matrix each
     L = bias.shape[-1]
     last_row = bias[:, L - 1].softmax(dim=-1)  # what the bias alone does to the last query
     uniform = 1 / L
