@@ -71,6 +71,14 @@ def test_layer_norm_gives_each_token_mean_0_and_variance_1():
     assert not torch.allclose(y.mean(dim=0), torch.zeros(y.shape[1], device=y.device))
 
 
+def test_layer_norm_scale_and_shift_start_at_one_and_zero():
+    """The page: nn.LayerNorm gives the numbers computed by hand, its scale and shift start at 1
+    and 0."""
+    norm = run_snippet("transformer/layer_norm.py")["norm"]
+    assert torch.equal(norm.weight, torch.ones_like(norm.weight))
+    assert torch.equal(norm.bias, torch.zeros_like(norm.bias))
+
+
 # --- the MLP ---
 
 
@@ -141,6 +149,22 @@ def test_pre_norm_block_equals_nn_transformer_encoder_layer_norm_first(block, tr
 def test_post_norm_and_pre_norm_differ(block):
     with torch.no_grad():
         assert not torch.allclose(block["block"](block["x"]), block["pre_norm_block"](block["x"]))
+
+
+def test_chapter_8_decoder_has_two_pre_norm_blocks_and_a_final_layer_norm():
+    """The page: chapter 8's decoder has two pre-norm blocks, and one more LayerNorm after the
+    last."""
+    from snippets.decoding.tiny_decoder import TinyDecoder
+
+    torch.manual_seed(0)
+    model = TinyDecoder(10).eval()
+    assert len(model.blocks) == 2 and isinstance(model.ln, nn.LayerNorm)
+    x = torch.randn(1, 4, model.tok.embedding_dim)
+    allowed = torch.ones(4, 4, dtype=torch.bool).tril()
+    block = model.blocks[0]
+    with torch.no_grad():
+        h = x + block.attn(block.ln1(x), allowed)  # pre-norm: the sublayer reads ln(x)
+        assert_close(block(x, allowed), h + block.mlp(block.ln2(h)))
 
 
 # --- the whole model (the figure's values) ---
