@@ -19,5 +19,6 @@ out = weights @ v  # 4. (B, H, L_q, L_k) @ (B, H, L_k, d_v) -> (B, H, L_q, d_v)
 
 for name, t in dict(q=q, k=k, v=v, weights=weights, out=out).items():
     print(f"{name:8}", tuple(t.shape))
-print(torch.allclose(out, F.scaled_dot_product_attention(q, k, v), atol=1e-6))
+diff = (out - F.scaled_dot_product_attention(q, k, v)).abs().max().item()
+print(f"max |out - F.scaled_dot_product_attention|: {diff:.6f}")
 # --8<-- [end:steps]

@@ -18,7 +18,8 @@ keep = torch.ones(L, L, dtype=torch.bool).tril().to(device)  # True = may attend
 # F.scaled_dot_product_attention: True = may attend
 out = F.scaled_dot_product_attention(x, x, x, attn_mask=keep)
 causal = F.scaled_dot_product_attention(x, x, x, is_causal=True)
-print(torch.allclose(out, causal))
+diff = (out - causal).abs().max().item()
+print(f"max |attn_mask=keep - is_causal=True|: {diff:.6f}")
 # nn.MultiheadAttention: True = hidden, so hand it ~keep
 mha = nn.MultiheadAttention(d_model, H, batch_first=True).to(device)
 _, weights = mha(x, x, x, attn_mask=~keep)  # (1, L, L), averaged over heads
