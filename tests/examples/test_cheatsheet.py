@@ -73,6 +73,24 @@ def test_mha_true_hides_as_a_float_minus_infinity_mask_does(masks):
         assert_close(mha(x, x, x, attn_mask=~keep)[0], mha(x, x, x, attn_mask=minus_inf)[0])
 
 
+def test_a_float_mask_is_added_to_the_scores_in_both(masks):
+    """The page: a float mask means the same in both, 0 keeps a score and -inf hides it."""
+    x, keep, mha = masks["x"], masks["keep"], masks["mha"]
+    minus_inf = torch.zeros(keep.shape, device=x.device).masked_fill(~keep, float("-inf"))
+    assert_close(
+        F.scaled_dot_product_attention(x, x, x, attn_mask=minus_inf),
+        F.scaled_dot_product_attention(x, x, x, attn_mask=keep),
+    )
+    bias = torch.randn(keep.shape, generator=torch.Generator().manual_seed(1)).to(x.device)
+    scores = x @ x.mT / x.shape[-1] ** 0.5 + bias  # added to the scaled scores
+    assert_close(
+        F.scaled_dot_product_attention(x, x, x, attn_mask=bias),
+        torch.softmax(scores, dim=-1) @ x,
+    )
+    with torch.no_grad():
+        assert_close(mha(x, x, x, attn_mask=minus_inf)[0], mha(x, x, x, attn_mask=~keep)[0])
+
+
 def test_the_weights_are_zero_exactly_where_keep_is_false(masks):
     assert torch.equal(masks["weights"][0] > 0, masks["keep"])
 
