@@ -10,7 +10,7 @@ torch.manual_seed(0)
 vocab = {"dog": 0, "bites": 1, "man": 2}
 d_model = 16
 embed = nn.Embedding(len(vocab), d_model).to(device)
-attn = nn.MultiheadAttention(d_model, num_heads=4, batch_first=True).to(device)
+mha = nn.MultiheadAttention(d_model, num_heads=4, batch_first=True).to(device)
 
 
 def encode(tokens, positions=None):
@@ -19,7 +19,7 @@ def encode(tokens, positions=None):
     x = embed(ids)  # (L, d_model)
     if positions is not None:
         x = x + positions[: len(tokens)]  # slot i gets vector i
-    out, _ = attn(x[None], x[None], x[None])
+    out, _ = mha(x[None], x[None], x[None])
     return out[0]
 
 
