@@ -35,14 +35,14 @@ Q = torch.randn(L, d_k).to(device)  # (4, 4): (L, d_k)
 K = torch.randn(L, d_k).to(device)  # (4, 4): (L, d_k)
 wrong, right = Q @ K, Q @ K.T  # 2 × (4, 4): (L, L)
 print("same shape: ", wrong.shape == right.shape)
-print("same values:", torch.allclose(wrong, right))
+print(f"largest |wrong - right|: {(wrong - right).abs().max().item():.2f}")
 
 # right[i, j] is the dot product of query i and key j; wrong[i, j] is not
 dots = torch.empty(L, L, device=device)  # (L, L)
 for i in range(L):
     for j in range(L):
         dots[i, j] = Q[i] @ K[j]  # query i · key j
-# float32 sums the products in another order: compare with a tolerance
-print("right[i, j] == q_i · k_j:", torch.allclose(right, dots, atol=1e-5))
-print("wrong[i, j] == q_i · k_j:", torch.allclose(wrong, dots, atol=1e-5))
+# float32 sums the products in another order: differences of rounding only
+print(f"largest |right - q_i · k_j|: {(right - dots).abs().max().item():.4f}")
+print(f"largest |wrong - q_i · k_j|: {(wrong - dots).abs().max().item():.4f}")
 # --8<-- [end:square]
