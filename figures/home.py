@@ -11,7 +11,7 @@ ROLES = "qkv/verb_subject.py"
 TEXT = {
     "words": {"dog": ("狗", "dog"), "bites": ("咬", "bites"), "man": ("人", "man")},
     "title": (
-        "“{}”看向每个词元，从它的主语“{}”那里取得最多",
+        "“{}”看遍所有词元，从它的主语“{}”那里取得最多",
         '"{}" looks at every token and takes most from its subject, "{}"',
     ),
     "weight": ("权重 {:.3f}", "weight {:.3f}"),

@@ -17,7 +17,7 @@ TEXT = {
     "self": ("自注意力", "self-attention"),
     "masked": ("带因果掩码的自注意力", "masked self-attention"),
     "cross": ("交叉注意力", "cross-attention"),
-    "norm": ("相加 & 归一化", "add & norm"),
+    "norm": ("相加并归一化", "add & norm"),
     "mlp": ("MLP {}→{}→{}", "MLP {}→{}→{}"),
     "times": "× {}",
     "memory": ("编码器输出", "encoder output"),
