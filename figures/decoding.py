@@ -107,7 +107,7 @@ def kv_cache_reuse(ns, lang):
                         lw=1.5,
                     )
                 )
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white", fontsize=9)
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white", fontsize=11)
         d_k = len(rows[0])
         ax.set(xlim=(-0.5, d_k - 0.5), ylim=(len(rows) - 0.5, -0.5))
         ax.set_yticks(range(len(rows)), ["cat", "dog", "sat"])

@@ -186,15 +186,17 @@ def rope_rotation(ns, lang):
             (q_i, "q" + str(i).translate(SUB), "tab:blue"),
             (k_j, "k" + str(j).translate(SUB), "tab:orange"),
         ]:
-            ax.text(*(1.2 * v[0]).tolist(), label, color=color, ha="center", va="center")
+            ax.text(
+                *(1.2 * v[0]).tolist(), label, color=color, ha="center", va="center", fontsize=12
+            )
         start, end = direction(q_i), direction(k_j)
         ax.add_patch(Arc((0, 0), 0.7, 0.7, theta1=start, theta2=end, color=ink, lw=1.2))
-        ax.set_title(t["rope_pair_title"].format(i, j), fontsize=10)
+        ax.set_title(t["rope_pair_title"].format(i, j), fontsize=11)
         ax.set_xlabel(t["angle_between"].format((end - start) % 360), color=ink)
         ax.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", xticks=[], yticks=[])
         for spine in ax.spines.values():
             spine.set_color(muted)
-    fig.supxlabel(t["before"], color=muted, fontsize=10)
+    fig.supxlabel(t["before"], color=muted, fontsize=11)
     return fig
 
 

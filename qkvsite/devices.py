@@ -26,7 +26,8 @@ DATA = set(
     _copy_from _copy_from_and_resize _local_scalar_dense _to_copy alias arange cat clone copy_
     detach empty empty_like empty_strided eye fill_ full full_like lift_fresh lift_fresh_copy
     linspace new_empty new_empty_strided new_full new_ones new_zeros ones ones_like resize_
-    scalar_tensor set_ stack zero_ zeros zeros_like """.split()
+    scalar_tensor set_ stack zero_ zeros zeros_like
+    """.split()
 )
 
 

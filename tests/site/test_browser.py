@@ -527,10 +527,12 @@ def test_on_a_phone_every_figure_is_shown_as_wide_as_the_column_allows(on_a_phon
         column = page.evaluate("document.querySelector('.md-content .md-typeset').clientWidth")
         shown = page.evaluate(
             """async () => {
-                const shown = [...document.querySelectorAll("a.qkv-figure img")].filter((i) =>
-                i.checkVisibility()); for (const i of shown) { i.loading = "eager"; await
-                i.decode(); }  // lazy: loaded near the screen return shown.map((i) =>
-                [i.getBoundingClientRect().width, i.naturalWidth, +i.getAttribute("width")]);
+                const shown = [...document.querySelectorAll("a.qkv-figure img")]
+                    .filter((i) => i.checkVisibility());
+                // lazy: loaded near the screen
+                for (const i of shown) { i.loading = "eager"; await i.decode(); }
+                return shown.map((i) =>
+                    [i.getBoundingClientRect().width, i.naturalWidth, +i.getAttribute("width")]);
             }"""
         )
         assert column == PHONE_COLUMN and shown, path
@@ -596,9 +598,11 @@ def test_the_colour_scheme_follows_the_system_until_the_reader_picks_one_which_i
 def test_on_a_phone_table_columns_stay_readable_and_a_table_that_scrolls_shows_it(on_a_phone, path):
     tables = on_a_phone(path).evaluate(
         """() => [...document.querySelectorAll(".md-typeset__scrollwrap")].map((box) => ({
-            narrowest: Math.min(...[...box.querySelectorAll("td, th")].map((c) =>
-            c.getBoundingClientRect().width)), scrolls: box.scrollWidth > box.clientWidth, hint:
-            getComputedStyle(box).backgroundImage}))"""
+            narrowest: Math.min(
+                ...[...box.querySelectorAll("td, th")].map((c) => c.getBoundingClientRect().width)
+            ),
+            scrolls: box.scrollWidth > box.clientWidth,
+            hint: getComputedStyle(box).backgroundImage}))"""
     )
     assert tables, path
     for table in tables:
