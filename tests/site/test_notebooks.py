@@ -24,6 +24,7 @@ from qkvsite.notebooks import (
     store_outputs,
     strip_comment,
 )
+from qkvsite.pytest_plugin import NUMBER
 
 LANGS = config.languages()
 CASES = [(chapter, lang) for chapter in chapters() for lang in LANGS]
@@ -271,10 +272,14 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_e
 def test_notebook_page_shows_the_outputs_of_its_execution(site, chapter, lang):
     page = (edition(site, lang) / "notebooks" / chapter / "index.html").read_text(encoding="utf-8")
     assert page.count("jp-OutputArea-output") > 0
+    shown = html.unescape(page)  # nbconvert writes ' as &#39;
     for block in Page(DOCS / f"{chapter}.{lang}.md").blocks:
         if block.expected_output:
             first_line = block.expected_output.splitlines()[0]
-            assert first_line in html.unescape(page), first_line  # nbconvert writes ' as &#39;
+            if block.output.comparison:  # the notebook's own run measured or rounded its numbers
+                assert NUMBER.sub("#", first_line) in NUMBER.sub("#", shown), first_line
+            else:
+                assert first_line in shown, first_line
 
 
 @pytest.mark.parametrize("chapter, lang", CASES, ids=IDS)
