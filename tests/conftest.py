@@ -6,6 +6,7 @@ import os
 import re
 import runpy
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -279,11 +280,16 @@ def pytest_collection_modifyitems(config, items):
     )
 
 
-def pytest_keyboard_interrupt(excinfo):
+def stop_now(signum, frame):
+    sys.stderr.write("\nKeyboardInterrupt: the test run stopped.\n")
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+def pytest_sessionstart(session):
     """Ctrl-C ends a test run at once, as SIGTERM does, instead of after pytest's orderly exit (its
     traceback, every fixture's teardown, torch's finalisers: 6-8 s on 2 cores). What runs in the
     background dies with the run (``dies_with_its_parent``), and the next run removes the site
     directory it leaves (``remove_sites_of_ended_runs``)."""
-    sys.stderr.write("\nKeyboardInterrupt: the test run stopped.\n")
-    sys.stderr.flush()
-    os._exit(2)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, stop_now)
