@@ -31,6 +31,7 @@ from qkvsite.hooks import (
     sources,
     verification,
     whole_build_ends,
+    widgets,
 )
 from qkvsite.prepare import prepare
 
@@ -63,6 +64,7 @@ class Site(BasePlugin):
     def on_files(self, files, config):
         files = notebooks.notebook_pages_are_pages(files, config)
         figures.add_figure_files(files, config, self.drawings)
+        widgets.add_widget_files(files, config)
         social.add_card_files(files, config)
         return files
 
@@ -78,6 +80,7 @@ class Site(BasePlugin):
         html = math.plain_formulas(notebooks.without_dead_style(html, page))
         search.leave_out_notebook_page(page)
         social.describe_page(html, page, config)
+        html = widgets.point_to_data(html, page, config)
         return sources.link_titles(html, page)
 
     def on_env(self, env, config, files):
@@ -98,7 +101,8 @@ class Site(BasePlugin):
         return context
 
     def on_post_page(self, output, page, config):
-        return material_fixes.fix_page(output, config)
+        output = material_fixes.fix_page(output, config)
+        return widgets.load_viewer(output, page)
 
     # after mkdocs-static-i18n (-100) has built the other languages and the search index
     @event_priority(-200)
@@ -107,6 +111,7 @@ class Site(BasePlugin):
             search.one_index_per_language(config)
             material_fixes.write_anchors(config, self.anchors)
             notebooks.finish(config)
+            widgets.evict()
 
     def on_serve(self, server, config, builder):
         return notebooks.watch(server, config)

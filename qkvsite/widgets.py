@@ -1,0 +1,134 @@
+"""The data of the figures a reader can move, computed at build time by the tested examples.
+
+A widget is declared in ``figures/widgets.py`` as ``@widget("<name>", "<example>")``: like a figure
+function (``qkvsite.figures``), it receives the namespace of ``snippets/<example>`` after it ran and
+the page language, and returns a JSON-able dict holding every state the widget can show (every
+slider position, every token), with its labels in that language. The build adds it to each edition
+as ``widgets/<name>.json`` (``qkvsite.hooks.widgets``); ``docs/javascripts/widgets.js`` draws it
+where a page holds ``<div class="qkv-widget" data-widget="<name>">``. The page keeps the static
+figure above it: without JavaScript, and in print, the reader sees that.
+
+The JSON is cached as the figures are (``qkvsite.cache``): under a key of the widget module, this
+module, the example and the snippets modules it imports, torch's version and the language. The
+declarations are read from the module's source (``declared``), so that a build whose widgets are all
+cached imports neither torch nor the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import importlib
+import io
+import json
+import runpy
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from qkvsite.cache import Cache, key, versions
+from qkvsite.config import ROOT
+from qkvsite.figure_cache import snippet_sources
+
+MODULE = ROOT / "figures" / "widgets.py"  # the widgets (content, beside the figure modules)
+SNIPPETS = ROOT / "snippets"
+CACHE = Cache("widgets", ".json")
+
+Compute = Callable[[dict, str], dict]
+WIDGETS: dict[str, tuple[str, Compute]] = {}  # name -> (example, function), once imported
+
+
+def widget(name: str, example: str) -> Callable[[Compute], Compute]:
+    """Register ``compute`` as ``widgets/<name>.json`` in every language, from ``example``."""
+
+    def register(compute: Compute) -> Compute:
+        if name in WIDGETS and WIDGETS[name][1].__qualname__ != compute.__qualname__:
+            raise ValueError(f"widget {name!r} is registered twice")
+        if not (SNIPPETS / example).is_file():
+            raise FileNotFoundError(f"widget {name!r}: no example snippets/{example}")
+        WIDGETS[name] = (example, compute)
+        return compute
+
+    return register
+
+
+@functools.lru_cache(maxsize=8)
+def _declarations(source: str) -> dict[str, str]:
+    """name -> example of every ``@widget(name, example)`` in a module's source (string literals, or
+    module-level names bound to them)."""
+    tree = ast.parse(source)
+    strings = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if isinstance(target, ast.Name) and isinstance(node.value.value, str)
+    }
+    found = {}
+    for node in ast.walk(tree):
+        for decorator in getattr(node, "decorator_list", []):
+            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "widget":
+                name, example = (
+                    arg.value if isinstance(arg, ast.Constant) else strings[arg.id]
+                    for arg in decorator.args
+                )
+                if name in found:
+                    raise ValueError(f"widget {name!r} is declared twice")
+                found[name] = example
+    return found
+
+
+def declared() -> dict[str, str]:
+    """Every widget: its name -> its example (a path under ``snippets/``)."""
+    if not MODULE.is_file():
+        return {}
+    return _declarations(MODULE.read_text(encoding="utf-8"))
+
+
+def widget_key(name: str, example: str, lang: str) -> str:
+    """Everything that can change a widget's JSON."""
+    sources = [Path(__file__), MODULE, *snippet_sources(example)]
+    return key("widget", name, lang, versions("torch"), *sources)
+
+
+def run_example(example: str) -> dict:
+    """The variables of ``snippets/<example>`` after it ran as a script (its output discarded)."""
+    return _run(str(SNIPPETS / example), key(*snippet_sources(example)))
+
+
+@functools.cache
+def _run(path: str, fingerprint: str) -> dict:
+    for module in [m for m in sys.modules if m.startswith("snippets.")]:
+        del sys.modules[module]  # imported anew: one of them may have been edited
+    with contextlib.redirect_stdout(io.StringIO()):
+        return runpy.run_path(path, run_name="__main__")
+
+
+def load() -> dict[str, tuple[str, Compute]]:
+    """Import (again, if it was imported) ``figures/widgets.py``: every widget registered."""
+    WIDGETS.clear()
+    name = "figures.widgets"
+    if name in sys.modules:
+        importlib.reload(sys.modules[name])
+    else:
+        importlib.import_module(name)
+    return WIDGETS
+
+
+def compute(name: str, lang: str) -> dict:
+    """Widget ``name``'s data in ``lang``, computed now from its example."""
+    example, function = load()[name]
+    return function(run_example(example), lang)
+
+
+def to_json(data: dict) -> bytes:
+    """The JSON the site serves: compact, keys in the order the widget wrote them."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def widget_json(name: str, lang: str) -> bytes:
+    """``widgets/<name>.json`` of ``lang`` as the build writes it: from the cache, or computed now
+    (and cached)."""
+    example = declared()[name]
+    return CACHE.get_or_make(widget_key(name, example, lang), lambda: to_json(compute(name, lang)))
