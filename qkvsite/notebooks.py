@@ -41,6 +41,7 @@ from qkvsite.cjk import join_cjk_lines
 from qkvsite.dialect import MARKER, Page, scan, version_tuple
 
 TITLE = {"zh": "笔记本：{}", "en": "Notebook: {}"}
+WIDGET = re.compile(r'^<div class="qkv-widget"[^>]*></div>\s*$')  # see qkvsite.hooks.widgets
 HEADER = {
     "zh": "这是第 {number} "
     "章的笔记本：代码与[本章页面](../../{chapter}/)的代码块相同，输出是它运行一次的结果。",
@@ -142,8 +143,8 @@ def chapter_markdown(page: Page, chapter: str, colab: str | None = None) -> str:
             end, new = replace[i]
             out.extend(new)
             i = end + 1
-        elif MARKER.match(lines[i]):
-            i += 1
+        elif MARKER.match(lines[i]) or WIDGET.match(lines[i]):
+            i += 1  # a marker is the page's; a widget needs the site's script and data
         else:
             out.append(lines[i])
             i += 1

@@ -293,3 +293,17 @@ def pytest_sessionstart(session):
     directory it leaves (``remove_sites_of_ended_runs``)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, stop_now)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium for the tests that load pages (tests/site/browsing.py: ``launch``): one
+    for the session, since Playwright's sync API allows one at a time in a thread."""
+    from playwright import sync_api as playwright
+
+    from tests.site.browsing import launch
+
+    with playwright.sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()

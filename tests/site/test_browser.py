@@ -26,7 +26,6 @@ from tests.site.browsing import (  # noqa: E402
     CheckedContrast,
     Visit,
     in_site,
-    launch,
     new_context,
     page_urls,
     wcag_violations,
@@ -36,14 +35,6 @@ from tests.site.browsing import (  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 BUDGET = 400 * 1024  # first-load transfer per page, gzip, search index excluded
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with playwright.sync_playwright() as p:
-        browser = launch(p)
-        yield browser
-        browser.close()
 
 
 def test_every_selected_test_that_needs_chromium_or_axe_carries_the_site_marker(request):

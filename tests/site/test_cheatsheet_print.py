@@ -5,24 +5,15 @@ headless Chromium."""
 import re
 
 import pytest
-from playwright import sync_api as playwright
 
 from qkvsite import config
-from tests.site.browsing import launch, new_context
+from tests.site.browsing import new_context
 
 pytestmark = pytest.mark.site
 
 # what the print stylesheet hides: the header (and its search), the navigation and table of
 # contents, the footer, the edit and view buttons
 HIDDEN = [".md-header", ".md-search", ".md-sidebar", ".md-footer", ".md-content__button"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        browser = launch(p)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(params=config.languages())
