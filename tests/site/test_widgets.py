@@ -18,7 +18,6 @@ from tests.site.browsing import (  # noqa: E402
     CheckedContrast,
     Visit,
     gzip_size,
-    launch,
     new_context,
     served_file,
     wcag_violations,
@@ -36,14 +35,6 @@ PAGES = {
     "decoding-alignment": "decoding/",
 }
 EDITIONS = ["/", "/en/"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        browser = launch(p)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
