@@ -93,12 +93,13 @@ def write_atomically(path: Path, data: bytes | str) -> None:
 
 def make_directory(directory: Path) -> Path:
     """Create ``directory`` (and the cache root); mark each one the build creates, and the project's
-    own ``.cache``, as the build's. A directory that was there before, unmarked, stays unmarked:
-    nothing in it is ever deleted."""
+    own ``.cache`` and the directories in it (an older build made them before markers), as the
+    build's. Any other directory that was there before, unmarked, stays unmarked: nothing in it is
+    ever deleted."""
     for each in dict.fromkeys([CACHE, directory]):
         created = not each.is_dir()
         each.mkdir(parents=True, exist_ok=True)
-        if (created or each == OWN) and not (each / MARKER).exists():
+        if (created or OWN in (each, each.parent)) and not (each / MARKER).exists():
             write_atomically(
                 each / MARKER,
                 "Made by the qkv site build (qkvsite/cache.py): it evicts its own entries here.\n",

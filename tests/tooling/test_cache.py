@@ -230,3 +230,16 @@ def test_editing_the_records_or_the_drawing_library_redraws_no_card(monkeypatch)
     cards.card_key("title", "site", "en")
     files = {item.name for item in read if hasattr(item, "name")}
     assert files == {"cards.py", "fonts.py"}
+
+
+def test_in_the_projects_own_cache_a_directory_an_older_build_made_is_the_builds(
+    tmp_path, monkeypatch
+):
+    from qkvsite import cache
+
+    own = tmp_path / ".cache"
+    (own / "mkdocs-jupyter").mkdir(parents=True)  # made before the build wrote markers
+    monkeypatch.setattr(cache, "OWN", own)
+    monkeypatch.setattr(cache, "CACHE", own)
+    cache.make_directory(own / "mkdocs-jupyter")
+    assert cache.marked(own) and cache.marked(own / "mkdocs-jupyter")
