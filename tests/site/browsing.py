@@ -322,9 +322,12 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
             visit.violations = wcag_violations(visit.page, checked)
-            visit.page.set_viewport_size(
-                {"width": 390, "height": 844}
-            )  # a phone's width: is the page wider?
+            # a phone's width: is the page wider, once its layout has followed the new width (two
+            # animation frames: what the page's scripts size on a resize has run)?
+            visit.page.set_viewport_size({"width": 390, "height": 844})
+            visit.page.evaluate(
+                "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+            )
             visit.phone_width = visit.page.evaluate("document.documentElement.scrollWidth")
             results[path] = visit
             context.close()
