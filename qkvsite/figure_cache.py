@@ -34,9 +34,10 @@ def file_name(name: str, scheme: str) -> str:
 
 # a pure function of the source text: a rebuild parses only the files an edit changed
 @lru_cache(maxsize=64)
-def _declarations(source: str) -> dict[str, tuple[str, bool]]:
-    """name -> (example, measured) of every ``@figure(name, example[, measured=True])`` of a
-    module's source."""
+def decorated(source: str, decorator: str) -> dict[str, tuple[str, frozenset[str]]]:
+    """name -> (example, the keywords set to True) of every ``@decorator(name, example, ...)`` of a
+    module's source (``@figure`` here, ``@widget`` in ``qkvsite.widgets``): its two arguments are
+    string literals, or module-level names bound to string literals."""
     tree = ast.parse(source)
     strings = {
         target.id: node.value.value
@@ -47,17 +48,16 @@ def _declarations(source: str) -> dict[str, tuple[str, bool]]:
     }
     found = {}
     for node in ast.walk(tree):
-        for decorator in getattr(node, "decorator_list", []):
-            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "figure":
-                args = decorator.args
+        for call in getattr(node, "decorator_list", []):
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == decorator:
                 name, example = (
-                    arg.value if isinstance(arg, ast.Constant) else strings[arg.id] for arg in args
+                    arg.value if isinstance(arg, ast.Constant) else strings[arg.id]
+                    for arg in call.args
                 )
-                measured = any(
-                    k.arg == "measured" and getattr(k.value, "value", False)
-                    for k in decorator.keywords
-                )
-                found[name] = (example, measured)
+                if name in found:
+                    raise ValueError(f"{decorator} {name!r} is declared twice in one module")
+                on = frozenset(k.arg for k in call.keywords if getattr(k.value, "value", False))
+                found[name] = (example, on)
     return found
 
 
@@ -68,14 +68,12 @@ def declared() -> dict[str, tuple[str, Path, bool]]:
     for module in sorted(MODULES.glob("*.py")):
         if module.name == "__init__.py":
             continue
-        for name, (example, on_this_machine) in _declarations(
-            module.read_text(encoding="utf-8")
-        ).items():
+        for name, (example, keywords) in decorated(module.read_text("utf-8"), "figure").items():
             if name in figures:
                 raise ValueError(
                     f"figure {name!r} is declared twice ({figures[name][1].name}, {module.name})"
                 )
-            figures[name] = (example, module, on_this_machine)
+            figures[name] = (example, module, "measured" in keywords)
     return figures
 
 
@@ -93,7 +91,7 @@ def snippet_sources(example: str) -> list[Path]:
     return sorted(seen)
 
 
-@lru_cache(maxsize=256)  # a pure function of the source text, as _declarations
+@lru_cache(maxsize=256)  # a pure function of the source text, as decorated
 def _imports(source: str) -> tuple[str, ...]:  # the snippets modules a source imports
     names = []
     for node in ast.walk(ast.parse(source)):

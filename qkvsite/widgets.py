@@ -16,7 +16,6 @@ cached imports neither torch nor the module.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import importlib
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from qkvsite.cache import Cache, key, versions
 from qkvsite.config import ROOT
-from qkvsite.figure_cache import snippet_sources
+from qkvsite.figure_cache import decorated, snippet_sources
 
 MODULE = ROOT / "figures" / "widgets.py"  # the widgets (content, beside the figure modules)
 SNIPPETS = ROOT / "snippets"
@@ -53,37 +52,12 @@ def widget(name: str, example: str) -> Callable[[Compute], Compute]:
     return register
 
 
-@functools.lru_cache(maxsize=8)
-def _declarations(source: str) -> dict[str, str]:
-    """name -> example of every ``@widget(name, example)`` in a module's source (string literals, or
-    module-level names bound to them)."""
-    tree = ast.parse(source)
-    strings = {
-        target.id: node.value.value
-        for node in tree.body
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-        for target in node.targets
-        if isinstance(target, ast.Name) and isinstance(node.value.value, str)
-    }
-    found = {}
-    for node in ast.walk(tree):
-        for decorator in getattr(node, "decorator_list", []):
-            if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", None) == "widget":
-                name, example = (
-                    arg.value if isinstance(arg, ast.Constant) else strings[arg.id]
-                    for arg in decorator.args
-                )
-                if name in found:
-                    raise ValueError(f"widget {name!r} is declared twice")
-                found[name] = example
-    return found
-
-
 def declared() -> dict[str, str]:
     """Every widget: its name -> its example (a path under ``snippets/``)."""
     if not MODULE.is_file():
         return {}
-    return _declarations(MODULE.read_text(encoding="utf-8"))
+    declared = decorated(MODULE.read_text(encoding="utf-8"), "widget")
+    return {name: example for name, (example, _) in declared.items()}
 
 
 def widget_key(name: str, example: str, lang: str) -> str:
