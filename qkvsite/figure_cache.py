@@ -10,6 +10,11 @@ everything that can change it (``Drawings.keys``); ``qkvsite.figures`` draws the
 from __future__ import annotations
 
 import ast
+import contextlib
+import functools
+import io
+import runpy
+import sys
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -148,3 +153,20 @@ class Drawings:
         if data is None and self.draw is None:
             raise LookupError(f"figure {name!r} ({lang}, {scheme}) is not in the cache")
         return data if data is not None else self.draw(name, lang, scheme)
+
+
+def run_example(example: str) -> dict:
+    """Run snippets/<example> as a script (output discarded); return its variables.
+
+    Memoised by the content of the example and of the snippets modules it imports:
+    the figures and widgets of both languages share one run, and an edit runs it again.
+    """
+    return _run_script(str(SNIPPETS / example), key(*snippet_sources(example)))
+
+
+@functools.cache
+def _run_script(path: str, fingerprint: str) -> dict:
+    for module in [m for m in sys.modules if m.startswith("snippets.")]:
+        del sys.modules[module]  # imported anew: one of them may have been edited
+    with contextlib.redirect_stdout(io.StringIO()):
+        return runpy.run_path(path, run_name="__main__")

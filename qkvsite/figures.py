@@ -20,12 +20,9 @@ the build hands each example's figures to a worker process (``qkvsite.workers``)
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import importlib
 import io
 import re
-import runpy
 import sys
 import warnings
 from collections.abc import Callable
@@ -41,9 +38,15 @@ matplotlib.use("svg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from qkvsite.cache import key as cache_key_of  # noqa: E402
 from qkvsite.config import words  # noqa: E402, F401 (the figure modules read their labels with it)
-from qkvsite.figure_cache import CACHE, MODULES, SCHEMES, SNIPPETS, Drawings, snippet_sources  # noqa: E402
+from qkvsite.figure_cache import (  # noqa: E402
+    CACHE,
+    MODULES,
+    SCHEMES,
+    SNIPPETS,
+    Drawings,
+    run_example,  # noqa: E402, F401 (the figure tests use it here)
+)
 from qkvsite.fonts import setup_fonts  # noqa: E402, F401 (re-exported for the figure modules)
 
 Draw = Callable[[dict, str], "matplotlib.figure.Figure"]
@@ -185,23 +188,6 @@ def figure(name: str, example: str, measured: bool = False) -> Callable[[Draw], 
         return draw
 
     return register
-
-
-def run_example(example: str) -> dict:
-    """Run snippets/<example> as a script (output discarded); return its variables.
-
-    Memoised by the content of the example and of the snippets modules it imports:
-    the figures of both languages share one run, and an edit runs it again.
-    """
-    return _run_script(str(SNIPPETS / example), cache_key_of(*snippet_sources(example)))
-
-
-@functools.cache
-def _run_script(path: str, fingerprint: str) -> dict:
-    for module in [m for m in sys.modules if m.startswith("snippets.")]:
-        del sys.modules[module]  # imported anew: one of them may have been edited
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(path, run_name="__main__")
 
 
 FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")

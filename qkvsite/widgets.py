@@ -16,19 +16,15 @@ cached imports neither torch nor the module.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import importlib
-import io
 import json
-import runpy
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from qkvsite.cache import Cache, key, versions
 from qkvsite.config import ROOT
-from qkvsite.figure_cache import decorated, snippet_sources
+from qkvsite.figure_cache import decorated, run_example, snippet_sources
 
 MODULE = ROOT / "figures" / "widgets.py"  # the widgets (content, beside the figure modules)
 SNIPPETS = ROOT / "snippets"
@@ -64,19 +60,6 @@ def widget_key(name: str, example: str, lang: str) -> str:
     """Everything that can change a widget's JSON."""
     sources = [Path(__file__), MODULE, *snippet_sources(example)]
     return key("widget", name, lang, versions("torch"), *sources)
-
-
-def run_example(example: str) -> dict:
-    """The variables of ``snippets/<example>`` after it ran as a script (its output discarded)."""
-    return _run(str(SNIPPETS / example), key(*snippet_sources(example)))
-
-
-@functools.cache
-def _run(path: str, fingerprint: str) -> dict:
-    for module in [m for m in sys.modules if m.startswith("snippets.")]:
-        del sys.modules[module]  # imported anew: one of them may have been edited
-    with contextlib.redirect_stdout(io.StringIO()):
-        return runpy.run_path(path, run_name="__main__")
 
 
 def load() -> dict[str, tuple[str, Compute]]:
