@@ -1,8 +1,9 @@
 """Chapter 8 figures, drawn from snippets/decoding/*.py."""
 
 import matplotlib.pyplot as plt
+import torch
 
-from qkvsite.figures import figure, note_measured_on, palette, words
+from qkvsite.figures import Says, figure, note_measured_on, palette, says, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -81,19 +82,33 @@ def causal_alignment(ns, lang):
     return fig
 
 
+@says("decoding-causal-alignment")
+def causal_alignment_says(ns):
+    rows, cols = ns["lower_right"].shape
+    may = int(True)  # a cell shows int(ok)
+    return [
+        Says(f"{rows} × {cols} masks", f"{rows} × {cols} 的掩码"),
+        Says(f"{ns['L_q']} queries and {ns['L_k']} keys", f"{ns['L_q']} 个查询、{ns['L_k']} 个键"),
+        Says(f"{may} means may attend", f"{may} 表示可以关注"),
+    ]
+
+
 TINY = "decoding/tiny_decoder.py"
 KEPT = "#3b6fb0"
 
 
+HEAD = 0  # the head drawn; the snippet keeps layer 0's cache (grown.k[0])
+
+
 @figure("decoding-kv-cache-reuse", TINY)
 def kv_cache_reuse(ns, lang):
-    """Layer 0, head 0: the K and V rows of "cat dog" stay, the row of "sat" is new."""
+    """Layer 0, head HEAD: the K and V rows of "cat dog" stay, the row of "sat" is new."""
     t = words(TEXT, lang)
     fig, axes = plt.subplots(2, 1, figsize=(5.8, 3.9), layout="constrained")
     for ax, name, before, after in zip(
         axes, "KV", (ns["prompt_k"], ns["prompt_v"]), (ns["grown_k"], ns["grown_v"]), strict=True
     ):
-        rows = before[0, 0].cpu().tolist() + after[0, 0, -1:].cpu().tolist()
+        rows = before[0, HEAD].cpu().tolist() + after[0, HEAD, -1:].cpu().tolist()
         for i, row in enumerate(rows):
             colour = KEPT if i < len(rows) - 1 else ALLOWED
             for j, value in enumerate(row):
@@ -127,6 +142,14 @@ def kv_cache_reuse(ns, lang):
                 annotation_clip=False,
             )
     return fig
+
+
+@says("decoding-kv-cache-reuse")
+def kv_cache_reuse_says(ns):
+    layer = next(i for i, k in enumerate(ns["grown"].k) if k is ns["grown_k"])
+    return [
+        Says(f"layer {layer}, head {HEAD}", f"第 {layer} 层、第 {HEAD} 个头"),
+    ]
 
 
 @figure("decoding-kv-cache-speed", TINY, measured=True)
@@ -180,3 +203,19 @@ def left_padding(ns, lang):
     axes[0].set_ylabel(t["pad_query"])
     fig.supxlabel(t["pad_key"])
     return fig
+
+
+@says("decoding-left-padding")
+def left_padding_says(ns):
+    P = ns["batch"].shape[1]
+    mask = ns["decoder_mask"](P, P, ns["pad"])[:, 0].cpu()
+    causal = torch.ones(P, P, dtype=torch.bool).tril()
+    return [
+        Says(f"{P} × {P} masks", f"{P} × {P} 的掩码"),
+        Says(f"{int(True)} means may attend", f"{int(True)} 表示可以关注"),
+        Says(
+            "an ordinary causal lower triangle",
+            "普通的因果下三角",
+            holds=bool((mask[0] == causal).all()),
+        ),
+    ]

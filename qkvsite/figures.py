@@ -190,6 +190,34 @@ def figure(name: str, example: str, measured: bool = False) -> Callable[[Draw], 
     return register
 
 
+@dataclass(frozen=True)
+class Says:
+    """A phrase of a figure's caption or alt text, in each edition, written from the values the
+    figure is drawn from (its numbers are f-string fields of them); ``holds``, for a trend or a
+    bound, whether those values show it."""
+
+    en: str
+    zh: str
+    holds: bool | None = None
+
+
+# figure name -> what its caption and alt text state, from the example's namespace
+SAYS: dict[str, Callable[[dict], list[Says]]] = {}
+
+
+def says(name: str) -> Callable:
+    """Register ``states(ns) -> list[Says]``: every number, bound and trend the caption and the alt
+    text of figure ``name`` state (tests/content/test_captions.py checks them against the page)."""
+
+    def register(states: Callable[[dict], list[Says]]) -> Callable:
+        if name in SAYS:
+            raise ValueError(f"the caption of figure {name!r} is described twice")
+        SAYS[name] = states
+        return states
+
+    return register
+
+
 FONT_FAMILY = re.compile(r"font-family: ?'([^']+)'")
 
 
@@ -344,6 +372,8 @@ def load_all() -> dict[str, Figure]:
             continue
         for figure_name in [f for f, spec in FIGURES.items() if spec.draw.__module__ == name]:
             del FIGURES[figure_name]
+        for figure_name in [f for f, states in SAYS.items() if states.__module__ == name]:
+            del SAYS[figure_name]
         if name in sys.modules:
             importlib.reload(sys.modules[name])
         else:
