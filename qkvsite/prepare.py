@@ -20,7 +20,7 @@ import logging
 import time
 from contextlib import nullcontext
 
-from qkvsite import cards, figure_cache, notebooks, workers
+from qkvsite import cards, figure_cache, notebook_runs, workers
 from qkvsite import config as site
 from qkvsite.cache import key
 
@@ -58,12 +58,12 @@ class Cards:
 
 
 class Notebooks:
-    """Each chapter as a notebook, executed, in both languages (``qkvsite.notebooks``).
+    """Each chapter as a notebook, executed, in both languages (``qkvsite.notebook_runs``).
 
     A chapter is made again when anything it is made from changed since this process last made it
     (the snippets, its pages, mkdocs.yml, the links, the figures it shows) or when its files on disk
     are not what this process wrote (another build wrote them): ``mkdocs serve`` re-runs only the
-    chapters an edit changed. A run is itself cached by its code (``notebooks.RUNS``).
+    chapters an edit changed. A run is itself cached by its code (``notebook_runs.RUNS``).
     """
 
     made: dict[str, tuple[tuple[str, str], str]] = {}  # chapter -> (made from, on disk), its run
@@ -77,7 +77,7 @@ class Notebooks:
             site_url,
             repo_url,
             sorted(drawings.keys.values()),
-            notebooks.run_key([]),
+            notebook_runs.run_key([]),
         )
         self.made_from = {
             chapter: key(common, *(site.DOCS / f"{chapter}.{lang}.md" for lang in site.languages()))
@@ -88,16 +88,17 @@ class Notebooks:
         todo = []
         for chapter, made_from in self.made_from.items():
             if self.made.get(chapter, (None,))[0] == (made_from, on_disk(chapter)):
-                notebooks.RUNS.keep(self.made[chapter][1])  # still this build's run: not evicted
+                # still this build's run: not evicted
+                notebook_runs.RUNS.keep(self.made[chapter][1])
             else:
                 todo.append(chapter)
         return todo
 
     def make(self, todo: list[str]) -> None:
         """Run the chapters' notebooks (in kernels, in this process's threads) and write them."""
-        chapter_notebooks = notebooks.chapter_notebooks(todo, repo_url=self.repo_url)
-        runs = notebooks.run_chapters(chapter_notebooks)
-        notebooks.write_notebooks(chapter_notebooks, runs, self.site_url, self.drawings.svg)
+        chapter_notebooks = notebook_runs.chapter_notebooks(todo, repo_url=self.repo_url)
+        runs = notebook_runs.run_chapters(chapter_notebooks)
+        notebook_runs.write_notebooks(chapter_notebooks, runs, self.site_url, self.drawings.svg)
         for chapter in todo:
             self.made[chapter] = ((self.made_from[chapter], on_disk(chapter)), runs[chapter][0])
 
@@ -105,8 +106,8 @@ class Notebooks:
 def on_disk(chapter: str) -> str:
     """A chapter's notebook files as they are now (another build may have written them, with other
     links)."""
-    editions = [notebooks.Edition(chapter, lang) for lang in site.languages()]
-    files = [notebooks.GENERATED / path for e in editions for path in (e.page, e.download)]
+    editions = [notebook_runs.Edition(chapter, lang) for lang in site.languages()]
+    files = [notebook_runs.generated() / path for e in editions for path in (e.page, e.download)]
     return key(*files)
 
 
@@ -137,15 +138,13 @@ def prepare(
 
 def main() -> None:
     """Prepare with mkdocs.yml's settings, as a build would, and stop."""
-    from mkdocs.config import load_config
-
     from qkvsite.hooks.social import every_card
     from qkvsite.hooks.sources import repo_from_git_remote
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    config = load_config(str(site.MKDOCS_YML))
+    config = site.settings()
     repo_from_git_remote(config)  # as the plugin's on_config sets it
-    prepare(config.site_url, config.repo_url, every_card(config))
+    prepare(config.site_url, config.repo_url, every_card())
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 from mkdocs_jupyter.plugin import NotebookFile
 
-from qkvsite import cards, figure_cache, notebooks
+from qkvsite import cards, figure_cache, notebook_runs
 from qkvsite import config as site
 from qkvsite.cache import (
     CACHE,
@@ -149,7 +149,7 @@ def finish(config) -> None:
         for path in [*directory.glob("*"), manifest(directory)]:
             path.unlink(missing_ok=True)
         directory.rmdir()
-    for cache in (figure_cache.CACHE, cards.CACHE, notebooks.RUNS, JINJA):
+    for cache in (figure_cache.CACHE, cards.CACHE, notebook_runs.RUNS, JINJA):
         cache.evict()
     evict_unknown()
 

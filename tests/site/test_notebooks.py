@@ -10,20 +10,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from qkvsite import config, machine, notebooks
+from qkvsite import config, machine, notebook_runs, notebooks
 from qkvsite.cache import Cache
 from qkvsite.config import DOCS, ROOT, chapters, snippet_settings
 from qkvsite.dialect import Page, version_tuple
-from qkvsite.notebooks import (
-    cached_outputs,
-    chapter_markdown,
-    chapter_notebook,
-    code_of,
-    page_code_of,
-    run_key,
-    store_outputs,
-    strip_comment,
-)
+from qkvsite.notebook_runs import cached_outputs, run_key, store_outputs, strip_comment
+from qkvsite.notebooks import chapter_markdown, chapter_notebook, code_of, page_code_of
 from qkvsite.pytest_plugin import NUMBER
 
 LANGS = config.languages()
@@ -92,7 +84,7 @@ def test_notebook_follows_an_edited_snippet(tmp_path):
 def runs(tmp_path, monkeypatch):
     cache = Cache("notebook-runs", ".json")
     cache.directory = tmp_path
-    monkeypatch.setattr(notebooks, "RUNS", cache)
+    monkeypatch.setattr(notebook_runs, "RUNS", cache)
     return tmp_path
 
 
@@ -140,7 +132,7 @@ def test_a_cell_that_raises_fails_the_execution():
     from nbclient.exceptions import CellExecutionError
 
     with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
-        notebooks.execute(["x = 1", "1 / 0"])
+        notebook_runs.execute(["x = 1", "1 / 0"])
 
 
 KERNEL_FACTS = """\
@@ -160,7 +152,7 @@ def test_a_chapter_runs_in_a_fresh_ipython_kernel_of_its_own(monkeypatch):
     # environment of the build, nothing left from an earlier kernel
 
     monkeypatch.setenv("QKV_KERNEL_TEST", "seen")
-    runs = [notebooks.execute([KERNEL_FACTS])[0][0]["text"].splitlines() for _ in range(2)]
+    runs = [notebook_runs.execute([KERNEL_FACTS])[0][0]["text"].splitlines() for _ in range(2)]
     for facts, env in runs:
         shell, pid, leader, listing, imported = facts.split(" ")
         assert (shell, leader, listing) == ("ZMQInteractiveShell", "True", "[]")
@@ -171,7 +163,7 @@ def test_a_chapter_runs_in_a_fresh_ipython_kernel_of_its_own(monkeypatch):
 
 
 def test_chapters_executed_side_by_side_each_get_their_own_outputs():
-    outputs = notebooks.execute_all([["x = 0", "print(x)"], ["x = 1", "print(x)"]], at_once=2)
+    outputs = notebook_runs.execute_all([["x = 0", "print(x)"], ["x = 1", "print(x)"]], at_once=2)
     assert [cells[1][0]["text"] for cells in outputs] == ["0\n", "1\n"]
 
 
@@ -237,9 +229,9 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_e
     from qkvsite.prepare import Notebooks, prepare
     from tests.conftest import REPO_URL, SITE_URL
 
-    made, original = [], notebooks.chapter_notebooks
+    made, original = [], notebook_runs.chapter_notebooks
     record = lambda chapters, **kw: made.append(chapters) or original(chapters, **kw)  # noqa: E731
-    monkeypatch.setattr(notebooks, "chapter_notebooks", record)
+    monkeypatch.setattr(notebook_runs, "chapter_notebooks", record)
     monkeypatch.setattr(Notebooks, "made", {})  # a new process
     build = lambda: prepare(SITE_URL, REPO_URL, [])  # noqa: E731
     build()
@@ -249,15 +241,15 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_e
     assert made == [[]]  # nothing changed: nothing made
     made.clear()
     # a new build of the same process (`mkdocs serve`)
-    monkeypatch.setattr(notebooks.RUNS, "used", set())
+    monkeypatch.setattr(notebook_runs.RUNS, "used", set())
     edited = chapters()[1]
     Notebooks.made[edited] = ("made from an older page", Notebooks.made[edited][1])
     build()
     assert made == [[edited]]
     # none evicted at the end of the build
-    assert {run for _, run in Notebooks.made.values()} <= notebooks.RUNS.used
+    assert {run for _, run in Notebooks.made.values()} <= notebook_runs.RUNS.used
     made.clear()
-    download = notebooks.GENERATED / notebooks.Edition(chapters()[0], LANGS[0]).download
+    download = notebook_runs.generated() / notebook_runs.Edition(chapters()[0], LANGS[0]).download
     written = download.read_bytes()
     # another build's links
     download.write_bytes(written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/"))

@@ -95,7 +95,7 @@ def test_the_notebook_pages_code_cells_keep_their_code_in_the_lighter_highlighti
     import nbformat
 
     from qkvsite import config
-    from qkvsite.notebooks import GENERATED, Edition
+    from qkvsite.notebook_runs import Edition, generated
 
     for lang in config.languages():
         built = (
@@ -103,7 +103,8 @@ def test_the_notebook_pages_code_cells_keep_their_code_in_the_lighter_highlighti
         )
         page = built.read_text(encoding="utf-8")
         cells = re.findall(r'<div class="highlight-ipynb[^"]*"><pre>(.*?)</pre>', page, re.S)
-        notebook = nbformat.read(GENERATED / Edition("scaled-dot-product", lang).page, as_version=4)
+        edition = Edition("scaled-dot-product", lang)
+        notebook = nbformat.read(generated() / edition.page, as_version=4)
         code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
         assert [html.unescape(re.sub(r"<[^>]+>", "", cell)).strip("\n") for cell in cells] == code
         assert not any(re.search(r'<span class="[nop]">', cell) for cell in cells)
