@@ -1,8 +1,10 @@
-"""What mkdocs.yml says, read without starting MkDocs: snippet settings, languages, chapters.
+"""The site's settings, from one source: MkDocs' own config of mkdocs.yml.
 
-Each rule lives here once: which language a page is in, where that language's pages are served,
-and which pages are chapters. The hooks, the notebook generator and the tests read them from
-here.
+In a build, that is the build's config (``use``, from ``qkvsite.plugin``'s ``on_config``);
+elsewhere (the tests, the pytest plugin, ``python -m qkvsite.prepare``) it is
+``mkdocs.config.load_config()`` of the same file, loaded again when the file changes. Each rule
+lives here once: which language a page is in, where that language's pages are served, and which
+pages are chapters. ``DOCS`` is the config's ``docs_dir``.
 """
 
 from __future__ import annotations
@@ -10,64 +12,54 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
 MKDOCS_YML = ROOT / "mkdocs.yml"
 
-
-class _Loader(yaml.SafeLoader):
-    """mkdocs.yml's tags (!ENV, !!python/...) read as plain values: enough to read settings."""
-
-
-def _untagged(loader, suffix, node):
-    if isinstance(node, yaml.ScalarNode):
-        return loader.construct_scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    return loader.construct_mapping(node, deep=True)
+_build = None  # the config of the build this process runs, once its on_config has run
+_loaded: dict = {}  # mkdocs.yml's (mtime, size) when it was last loaded -> its config
 
 
-_Loader.add_multi_constructor("!", _untagged)
-_Loader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
+def use(config) -> None:
+    """The running build's config is the settings source from now on (``mkdocs serve`` makes a new
+    one for each rebuild)."""
+    global _build
+    _build = config
 
 
-_read: dict = {}  # what mkdocs.yml held when it was last read: (path, mtime, size) -> settings
-
-
-def mkdocs_yml() -> dict:
-    """mkdocs.yml's settings, read again whenever the file changed (an edited nav under `mkdocs
-    serve`)."""
+def settings():
+    """MkDocs' config of mkdocs.yml: the running build's, else loaded (``load_config``) and loaded
+    again whenever the file changed."""
+    if _build is not None:
+        return _build
     status = MKDOCS_YML.stat()
-    stamp = (str(MKDOCS_YML), status.st_mtime_ns, status.st_size)
-    if stamp not in _read:
-        _read.clear()
-        _read[stamp] = yaml.load(MKDOCS_YML.read_text(encoding="utf-8"), Loader=_Loader)
-    return _read[stamp]
+    stamp = (status.st_mtime_ns, status.st_size)
+    if stamp not in _loaded:
+        from mkdocs.config import load_config
+
+        _loaded.clear()
+        _loaded[stamp] = load_config(str(MKDOCS_YML))
+    return _loaded[stamp]
 
 
-def _extension(name: str) -> dict:
-    for entry in mkdocs_yml()["markdown_extensions"]:
-        if isinstance(entry, dict) and name in entry:
-            return entry[name] or {}
-        if entry == name:
-            return {}
-    raise KeyError(f"mkdocs.yml has no markdown extension {name}")
+def __getattr__(name: str) -> Path:
+    """``DOCS``: the pages' directory, the config's ``docs_dir`` (read when asked, so importing
+    this module loads no config)."""
+    if name == "DOCS":
+        return Path(settings()["docs_dir"])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def snippet_settings() -> dict:
     """The pymdownx.snippets options exactly as mkdocs.yml sets them, paths made absolute."""
-    settings = dict(_extension("pymdownx.snippets"))
-    settings["base_path"] = [str(ROOT / base) for base in settings.get("base_path", ["."])]
-    return settings
+    settings_ = dict(settings()["mdx_configs"]["pymdownx.snippets"])
+    root = Path(settings()["config_file_path"]).parent
+    settings_["base_path"] = [str(root / base) for base in settings_.get("base_path", ["."])]
+    return settings_
 
 
-def plugin_settings(name: str) -> dict:
-    for entry in mkdocs_yml()["plugins"]:
-        if isinstance(entry, dict) and name in entry:
-            return entry[name] or {}
-    raise KeyError(f"mkdocs.yml has no plugin {name}")
+def i18n() -> dict:
+    """mkdocs-static-i18n's settings (its languages)."""
+    return settings()["plugins"]["i18n"].config
 
 
 def words(text: dict, lang: str) -> dict:
@@ -80,7 +72,7 @@ def words(text: dict, lang: str) -> dict:
 
 def languages() -> list[str]:
     """Every language built, the default first."""
-    langs = plugin_settings("i18n")["languages"]
+    langs = i18n()["languages"]
     return [
         lang["locale"] for lang in sorted(langs, key=lambda lang: not lang.get("default", False))
     ]
@@ -92,8 +84,8 @@ def default_language() -> str:
 
 def site_name(lang: str) -> str:
     """The site's name in ``lang``: its i18n language entry's, else mkdocs.yml's."""
-    (entry,) = [each for each in plugin_settings("i18n")["languages"] if each["locale"] == lang]
-    return entry.get("site_name", mkdocs_yml()["site_name"])
+    (entry,) = [each for each in i18n()["languages"] if each["locale"] == lang]
+    return entry.get("site_name") or settings()["site_name"]
 
 
 def url_prefix(lang: str) -> str:
@@ -123,7 +115,7 @@ def page_url(name: str, lang: str) -> str:
 
 def source_pages() -> list[Path]:
     """Every page written by hand: docs/<name>.<lang>.md."""
-    return sorted(p for p in DOCS.glob("*.md") if PAGE_NAME.match(p.name))
+    return sorted(p for p in Path(settings()["docs_dir"]).glob("*.md") if PAGE_NAME.match(p.name))
 
 
 def _nav_pages(items) -> list[str]:
@@ -152,7 +144,7 @@ NOTEBOOKS_SECTION = "笔记本"
 
 def chapters() -> list[str]:
     """The chapters, in order: the pages of the nav's chapter section (each gets a notebook)."""
-    sections = [next(iter(item.values())) for item in mkdocs_yml()["nav"] if isinstance(item, dict)]
+    sections = [next(iter(item.values())) for item in settings()["nav"] if isinstance(item, dict)]
     sections = [entries for entries in sections if isinstance(entries, list)]
     return [page.removesuffix(".md") for page in _nav_pages(sections[CHAPTERS_SECTION])]
 

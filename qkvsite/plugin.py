@@ -44,6 +44,7 @@ class Site(BasePlugin):
 
     @event_priority(100)  # before mkdocs-static-i18n reconfigures the nav (-100)
     def on_config(self, config):
+        site.use(config)  # the settings every part of the build reads
         highlight.require_page_lexer()
         sources.repo_from_git_remote(config)
         sources.no_repository_no_edit_links(config)
@@ -54,7 +55,7 @@ class Site(BasePlugin):
     def on_pre_build(self, config):
         # the first pass makes what every language needs
         if building(config) == site.default_language():
-            self.drawings = prepare(config.site_url, config.repo_url, social.every_card(config))
+            self.drawings = prepare(config.site_url, config.repo_url, social.every_card())
             self.pages = records.fingerprint()
             self.anchors = {}
         notebooks.check_rendered_pages(config)

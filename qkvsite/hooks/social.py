@@ -23,20 +23,11 @@ from qkvsite.hooks import building
 from qkvsite.hooks.math import plain, plain_html
 
 
-def site_names(config) -> dict[str, str]:
-    """Each language's site name: mkdocs-static-i18n gives a language the one it configures, if
-    any."""
-    i18n = config.plugins.get("i18n")
-    names = (
-        {language.locale: language.site_name for language in i18n.config.languages} if i18n else {}
-    )
-    return {lang: names.get(lang) or config.site_name for lang in site.languages()}
-
-
-def every_card(config) -> list[tuple[str, str, str]]:
+def every_card() -> list[tuple[str, str, str]]:
     """The card of every page of every language (a notebook page's is its chapter page's)."""
     cards = set()
-    for lang, site_name in site_names(config).items():
+    for lang in site.languages():
+        site_name = site.site_name(lang)
         cards |= {(Page(path).title, site_name, lang) for path in site.DOCS.glob(f"*.{lang}.md")}
     return sorted(cards)
 

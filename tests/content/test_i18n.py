@@ -113,10 +113,8 @@ def nav_entries(items):
 
 
 def test_every_page_is_in_the_nav_and_every_nav_title_is_translated():
-    entries = list(nav_entries(config.mkdocs_yml()["nav"]))
-    english = next(
-        lang for lang in config.plugin_settings("i18n")["languages"] if lang["locale"] == "en"
-    )
+    entries = list(nav_entries(config.settings()["nav"]))
+    english = next(lang for lang in config.i18n()["languages"] if lang["locale"] == "en")
     titles = {title for title, _ in entries if title} | {NOTEBOOKS}
     assert titles == set(english["nav_translations"])
     assert sorted(path.removesuffix(".md") for _, path in entries if path) == PAGES

@@ -289,7 +289,7 @@ def test_corrections_link_anchors_that_exist(lang):
 
 def test_corrections_come_after_the_faq_and_the_bug_gallery_and_before_the_glossary_in_the_nav():
     nav = [
-        next(iter(item)) if isinstance(item, dict) else item for item in config.mkdocs_yml()["nav"]
+        next(iter(item)) if isinstance(item, dict) else item for item in config.settings()["nav"]
     ]
     assert nav.index("FAQ") + 1 == nav.index("bug-gallery.md") == nav.index("corrections.md") - 1
     assert nav.index("corrections.md") == nav.index("glossary.md") - 1

@@ -127,14 +127,10 @@ def test_a_notebook_pages_link_preview_card_shows_its_chapters_title(site, chapt
 def test_the_cards_drawn_before_the_first_pass_are_every_card_the_site_shows(site):
     # the build draws the missing cards before it reads its pages: from the page files and each
     # language's site name
-    from mkdocs.config import load_config
-
     from qkvsite.cards import CACHE, card_key
     from qkvsite.hooks.social import every_card
 
-    ahead = {
-        CACHE.get(card_key(*card)) for card in every_card(load_config(str(ROOT / "mkdocs.yml")))
-    }
+    ahead = {CACHE.get(card_key(*card)) for card in every_card()}
     assert {path.read_bytes() for path in site.rglob("cards/*.png")} == ahead
 
 

@@ -75,7 +75,7 @@ def test_a_damaged_entry_of_every_cache_is_rebuilt_by_the_next_build_and_the_sit
     site, build, tmp_path
 ):
     # `site` first: its build filled every cache (the same SITE_URL and REPO_URL as here)
-    from qkvsite import cards, figure_cache, notebooks
+    from qkvsite import cards, figure_cache, notebook_runs, notebooks
     from qkvsite.dialect import Page
     from qkvsite.hooks import notebooks as hook
 
@@ -87,8 +87,8 @@ def test_a_damaged_entry_of_every_cache_is_rebuilt_by_the_next_build_and_the_sit
     damaged = {
         "figure": figure_cache.CACHE.path(drawings.keys["similarity-matrix", lang, "light"]),
         "card": cards.CACHE.path(cards.card_key(page.title, config.site_name(lang), lang)),
-        "notebook run": notebooks.RUNS.path(
-            notebooks.run_key([notebooks.strip_comment(code[0]), *code[1:]])
+        "notebook run": notebook_runs.RUNS.path(
+            notebook_runs.run_key([notebook_runs.strip_comment(code[0]), *code[1:]])
         ),
         "compiled template": sorted(
             p
@@ -327,12 +327,19 @@ def test_an_edited_nav_gives_the_new_chapter_list_and_notebook_nav_without_a_res
 
     from qkvsite.hooks.chapters import add_notebook_nav
 
+    # a copy of mkdocs.yml beside the project's directories (its relative paths made absolute)
     settings = tmp_path / "mkdocs.yml"
     text = config.MKDOCS_YML.read_text(encoding="utf-8")
-    settings.write_text(text, encoding="utf-8")
+    for relative in ("custom_dir: overrides", "  - snippets", "  - figures"):
+        name = relative.split()[-1]
+        text = text.replace(relative, relative.replace(name, str(ROOT / name)), 1)
+    settings.write_text(f"docs_dir: {config.DOCS}\n{text}", encoding="utf-8")
     monkeypatch.setattr(config, "MKDOCS_YML", settings)
     before = config.chapters()
-    settings.write_text(text.replace("      - learned-attention.md\n", ""), encoding="utf-8")
+    settings.write_text(
+        settings.read_text(encoding="utf-8").replace("      - learned-attention.md\n", ""),
+        encoding="utf-8",
+    )
     assert config.chapters() == [chapter for chapter in before if chapter != "learned-attention"]
     nav = SimpleNamespace(nav=[])
     add_notebook_nav(nav)
