@@ -2,9 +2,10 @@
 
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure, heatmap, row_sums, weighted_rows, words
+from qkvsite.figures import Says, figure, heatmap, row_sums, says, weighted_rows, words
 
 EXAMPLE = "dot_product/self_similarity.py"
+ROW = 0  # the row of Z that weighted-sum draws (the snippet's whole_rows section builds z0)
 # Z[{0}] = Σⱼ A[{0}, j] · X[j] in mathtext; the token {0} (Chinese on the Chinese page) stays
 # outside the $...$, and \Sigma_j, not \sum_j, which would set j under the sign, into the tick
 # labels below the title
@@ -52,6 +53,15 @@ def similarity_matrix(ns, lang):
     return fig
 
 
+@says("similarity-matrix")
+def similarity_matrix_says(ns):
+    (L, d), (rows, cols) = ns["X"].shape, ns["S"].shape
+    return [
+        Says(f"the {L}×{d} matrix X", f"{L}×{d} 的 X"),
+        Says(f"the {rows}×{cols} matrix S = X Xᵀ", f"{rows}×{cols} 的 S = X Xᵀ"),
+    ]
+
+
 @figure("softmax-weights", EXAMPLE)
 def softmax_weights(ns, lang):
     A = ns["A"].cpu()
@@ -71,11 +81,11 @@ def weighted_sum(ns, lang):
     tokens = [t["tokens"][token] for token in ns["tokens"]]
     X, A, Z = ns["X"].cpu(), ns["A"].cpu(), ns["Z"].cpu()
     features = [str(k + 1) for k in range(X.shape[1])]
-    title, result = t["ws_title"].format(tokens[0]), t["result"].format(tokens[0])
+    title, result = t["ws_title"].format(tokens[ROW]), t["result"].format(tokens[ROW])
     fig = weighted_rows(
-        A[0],
+        A[ROW],
         X,
-        Z[0],
+        Z[ROW],
         tokens,
         features,
         times=t["times"],
@@ -86,3 +96,14 @@ def weighted_sum(ns, lang):
     fig.axes[0].set_xlabel(t["feature"])  # above the numbered columns, under the title
     fig.axes[0].xaxis.set_label_position("top")
     return fig
+
+
+@says("weighted-sum")
+def weighted_sum_says(ns):
+    token = {lang: words(TEXT, lang)["tokens"][ns["tokens"][ROW]] for lang in ("en", "zh")}
+    return [
+        Says(f"The output row for {token['en']}", f"{token['zh']}这一行的输出"),
+        Says(f"row {ROW} of Z", f"Z 的第 {ROW} 行"),
+        Says(f"$A[{ROW}, j] \\cdot X[j]$", f"$A[{ROW}, j] \\cdot X[j]$"),
+        Says(f"$Z[{ROW}]$", f"$Z[{ROW}]$"),
+    ]
