@@ -2,9 +2,10 @@
 cross_attention.py."""
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.patches import Rectangle
 
-from qkvsite.figures import figure, heatmap, palette, words
+from qkvsite.figures import Says, figure, heatmap, palette, says, words
 
 ROLES = "qkv/verb_subject.py"
 SELF = "qkv/projections.py"
@@ -39,6 +40,7 @@ TEXT = {
         "Q ({}×{}): from the decoder\nK ({}×{}): from the encoder\nV ({}×{}): from the encoder",
     ),
 }
+BOXED = (0, 2)  # qkv-scores boxes S[i, j] and S[j, i]
 SUB = 13  # labels with a subscript ($q_0$): mathtext sets it at 70%, 9 pt
 
 
@@ -130,7 +132,7 @@ def qkv_scores(ns, lang):
     heatmap(ax_a, A, queries, keys, fmt="{:.3f}", cmap="Oranges", vmin=0, vmax=1)
     ax_a.set_title(t["a_title"])
     ax_a.xaxis.tick_top()
-    i, j = 0, 2
+    i, j = BOXED
     for r, c in [(i, j), (j, i)]:
         ax_s.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, lw=2.2, ec="black"))
     for ax in (ax_s, ax_a):
@@ -139,6 +141,47 @@ def qkv_scores(ns, lang):
     fig.text(0.5, 0.02, t["s_note"].format(i, j), ha="center")
     fig.tight_layout(rect=(0, 0.06, 1, 1), w_pad=1.5)
     return fig
+
+
+@says("qkv-scores")
+def qkv_scores_says(ns):
+    S, A = ns["S"].detach().cpu(), ns["A"].detach().cpu()
+    i, j = BOXED
+    d_model = ns["d_model"]
+
+    def spread(weights):  # each row's largest weight over its smallest
+        return weights.max(dim=-1).values / weights.min(dim=-1).values
+
+    even = bool((spread(A) < 2).all())
+    # nn.Linear's initial weights: uniform within ±1/√d_model (its in_features)
+    bound = 1 / d_model**0.5
+    within = all(float(ns[w].weight.detach().abs().max()) <= bound for w in ("w_q", "w_k"))
+    # W^Q and W^K both × √d_model: every score × d_model
+    far = bool((spread(torch.softmax(S * d_model, dim=-1)) > 3).all())
+    sqrt_d = "$\\sqrt{d_{\\text{model}}}$"
+    return [
+        Says("yet they hold different values", "数值却不同", holds=bool(S[i, j] != S[j, i])),
+        Says(
+            "On the right, the weights in each row are close to one another",
+            "右边每一行的权重都差不多",
+            holds=even,
+        ),
+        Says(
+            f"within ±{bound:.2f} (one over {sqrt_d})",
+            f"取在 ±{bound:.2f}（{sqrt_d} 分之一）之间",
+            holds=within,
+        ),
+        Says(
+            "which keeps the scores small, and small scores give nearly even weights",
+            "分数因此很小，而分数小，权重就接近平均",
+            holds=even and float(S.abs().max()) < 1,
+        ),
+        Says(
+            f"Scaled up by {sqrt_d}, the same random matrices give weights far from even",
+            f"把同样的随机矩阵放大 {sqrt_d} 倍，权重就远不平均了",
+            holds=far,
+        ),
+    ]
 
 
 @figure("cross-attention", CROSS)
