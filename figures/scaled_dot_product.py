@@ -1,8 +1,11 @@
 """Chapter 3 figures, drawn from the scripts in snippets/scaled_dot_product/."""
 
-import matplotlib.pyplot as plt
+import math
 
-from qkvsite.figures import figure, heatmap, row_sums, weighted_rows, words
+import matplotlib.pyplot as plt
+import torch
+
+from qkvsite.figures import Says, figure, heatmap, row_sums, says, weighted_rows, words
 
 STEPS = "scaled_dot_product/four_steps.py"
 WHY_SCALE = "scaled_dot_product/why_scale.py"
@@ -87,6 +90,18 @@ def scores_figure(ns, lang):
     return fig
 
 
+@says("sdpa-scores")
+def scores_says(ns):
+    S = ns["scores"].cpu()
+    return [
+        Says(
+            "the score matrix is not symmetric",
+            "这里的分数矩阵一般不对称",
+            holds=not torch.allclose(S, S.T),
+        )
+    ]
+
+
 @figure("sdpa-scaled", STEPS)
 def scaled_figure(ns, lang):
     t = words(TEXT, lang)
@@ -101,6 +116,24 @@ def scaled_figure(ns, lang):
         ax.set_xlabel(t["range"].format(float(values.min()), float(values.max())))
     fig.tight_layout()
     return fig
+
+
+@says("sdpa-scaled")
+def scaled_says(ns):
+    S, scaled = ns["scores"].cpu(), ns["scaled"].cpu()
+    ratio = float(S.max() - S.min()) / float(scaled.max() - scaled.min())
+    return [
+        Says(
+            "the order of the scores stays the same",
+            "分数的大小顺序不变",
+            holds=bool((S.argsort(dim=-1) == scaled.argsort(dim=-1)).all()),
+        ),
+        Says(
+            "their range is narrower by a factor of $\\sqrt{d_k}$",
+            "范围却缩小为原来的 $\\sqrt{d_k}$ 分之一",
+            holds=math.isclose(ratio, ns["d_k"] ** 0.5, rel_tol=1e-4),
+        ),
+    ]
 
 
 @figure("sdpa-weights", STEPS)
@@ -118,6 +151,19 @@ def weights_figure(ns, lang):
     row_sums(ax_r, W, tokens, t["row_sum"])
     fig.tight_layout()
     return fig
+
+
+@says("sdpa-weights")
+def weights_says(ns):
+    sums = ns["weights"].cpu().sum(dim=-1)
+    total = round(float(sums.mean()), 3)
+    return [
+        Says(
+            f"each row sums to {total:g}",
+            f"每行加起来等于 {total:g}",
+            holds=torch.allclose(sums, torch.full_like(sums, total), atol=1e-5),
+        )
+    ]
 
 
 @figure("sdpa-output", STEPS)
@@ -162,6 +208,36 @@ def variance_figure(ns, lang):
     return fig
 
 
+@says("sdpa-variance")
+def variance_says(ns):
+    d_ks, raw, scaled = ns["d_ks"], ns["raw_var"], ns["scaled_var"]
+    # slope of log var against log d_k, least squares: 1 for a variance proportional to d_k
+    x, y = torch.tensor(d_ks).double().log(), torch.tensor(raw).double().log()
+    slope = float(((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum())
+    linear = abs(slope - 1) < 0.05
+    along = all(0.8 < r / d < 1.25 for r, d in zip(raw, d_ks, strict=True))  # the line var = d_k
+    near = round(sum(scaled) / len(scaled))
+    flat = all(abs(v - near) < 0.1 for v in scaled)
+    return [
+        Says(
+            'grows along the line "variance equals d_k"',
+            "沿着“方差等于 d_k”的参考线增长",
+            holds=along,
+        ),
+        Says(
+            f"the scaled variance stays near {near}",
+            f"缩放后的方差始终在 {near} 附近",
+            holds=flat,
+        ),
+        Says("grows linearly with $d_k$", "随 $d_k$ 线性增长", holds=linear and along),
+        Says(
+            f"divided by $\\sqrt{{d_k}}$, it stays near {near}",
+            f"除以 $\\sqrt{{d_k}}$ 后稳定在 {near} 附近",
+            holds=flat,
+        ),
+    ]
+
+
 @figure("sdpa-saturation", WHY_SCALE)
 def saturation_figure(ns, lang):
     t = words(TEXT, lang)
@@ -200,6 +276,45 @@ def saturation_figure(ns, lang):
     ax_g.set_xlabel("dₖ")
     fig.tight_layout()
     return fig
+
+
+@says("sdpa-saturation")
+def saturation_says(ns):
+    top, grad = ns["max_weight"], ns["grad_norm"]
+
+    def monotone(values, sign):  # sign 1: increasing, -1: decreasing
+        return all(sign * (b - a) > 0 for a, b in zip(values[:-1], values[1:], strict=True))
+
+    def flat(values):  # within 10% of each other
+        return max(values) / min(values) < 1.1
+
+    one_hot = round(top["raw"][-1])  # what the raw curve approaches: a one-hot row's largest weight
+    saturates = monotone(top["raw"], 1) and one_hot - top["raw"][-1] < 0.05
+    vanishes = monotone(grad["raw"], -1) and grad["raw"][0] / grad["raw"][-1] > 100
+    steady = flat(top["scaled"]) and flat(grad["scaled"])
+    return [
+        Says(
+            f"the mean largest weight, which approaches {one_hot} without scaling",
+            f"每行最大权重的平均值，不缩放时逼近 {one_hot}",
+            holds=saturates,
+        ),
+        Says(
+            "the median gradient norm, which falls by orders of magnitude without scaling",
+            "梯度范数的中位数，不缩放时下降几个数量级",
+            holds=vanishes,
+        ),
+        Says("both flat with scaling", "缩放后两者都基本不变", holds=steady),
+        Says(
+            "the larger $d_k$, the closer softmax gets to one-hot and the smaller the gradient",
+            "$d_k$ 越大，softmax 越接近 one-hot，梯度越小",
+            holds=monotone(top["raw"], 1) and monotone(grad["raw"], -1),
+        ),
+        Says(
+            "with scaling, neither curve changes much",
+            "缩放后两条曲线都基本不变",
+            holds=steady,
+        ),
+    ]
 
 
 @figure("sdpa-masks", MASKING)
