@@ -5,7 +5,7 @@ import torch
 from matplotlib.colors import SymLogNorm
 from matplotlib.patches import Arc
 
-from qkvsite.figures import figure, heatmap, palette, words
+from qkvsite.figures import Says, figure, heatmap, palette, says, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -54,6 +54,7 @@ COUNTER = (16, 4)  # Figure 6-1: positions 0-15, bits and pairs 0-3
 SUB = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 COLUMNS = (2, 6, 12, 20)  # Figure 6-2: the columns plotted against position, fast to slow
 STARTS = (0, 20, 40)  # Figure 6-3: the positions i whose dot products are plotted against k
+MARKED = 3  # Figure 6-5: the offsets i - j = ±MARKED marked on the curve (the snippet prints them)
 
 
 def _matrix_above(values, title, xlabel, ylabel, **style):
@@ -87,6 +88,44 @@ def sinusoid_matrix(ns, lang):
     return fig
 
 
+EDGE = 4  # Figure 6-2's alt text: the few columns at either edge of the matrix
+FAST = 0.25  # a column changing by more than this per position on average (colour scale: 2)
+STILL = 0.05  # a column whose values span less than this looks constant
+CLOSE = 1e-3  # two dot products or scores this close are drawn as one
+
+
+@says("pe-sinusoid")
+def sinusoid_says(ns):
+    pe = ns["pe"].cpu()
+    length, d = pe.shape
+    omega = ns["frequencies"](d)  # (d/2,): ω_p of pair p
+    angle = torch.arange(length)[:, None] * omega
+    paired = torch.allclose(pe[:, 0::2], angle.sin(), atol=CLOSE) and torch.allclose(
+        pe[:, 1::2], angle.cos(), atol=CLOSE
+    )  # columns 2p (sine) and 2p + 1 (cosine) share ω_p
+    step = pe.diff(dim=0).abs().mean(dim=0)  # per column: mean change from a position to the next
+    span = pe.max(dim=0).values - pe.min(dim=0).values  # per column, over all positions
+    pairs = torch.tensor([column // 2 for column in COLUMNS])  # the pairs of the plotted columns
+    return [
+        Says(f"{length} × {d}", f"{length} × {d}"),
+        Says(
+            "fast-changing columns on the left and nearly constant ones on the right",
+            "左边几列变化很快，右边几列几乎不变",
+            holds=bool(step[:EDGE].min() > FAST and span[-EDGE:].max() < STILL),
+        ),
+        Says(
+            "one frequency for each pair of columns (sine, cosine)",
+            "每两列（正弦、余弦）共用一个频率",
+            holds=paired,
+        ),
+        Says(
+            "from high to low frequency",
+            "频率从高到低",
+            holds=bool((omega[pairs].diff() < 0).all()),  # four pairs, each slower than the last
+        ),
+    ]
+
+
 @figure("pe-binary", SINUSOIDAL)
 def binary_counter(ns, lang):
     t = words(TEXT, lang)
@@ -115,6 +154,27 @@ def binary_counter(ns, lang):
     return fig
 
 
+@says("pe-binary")
+def binary_counter_says(ns):
+    length, n = COUNTER
+    positions, pairs = range(length), range(n)
+    bits = torch.tensor([[(pos >> b) & 1 for b in pairs] for pos in positions], dtype=torch.float)
+    sines = ns["pe"].cpu()[:length, 0 : 2 * n : 2].round(decimals=1)  # the cells as drawn
+    # how much each column changes down the positions: less in each next column, on both sides
+    slower = all(
+        bool((side.diff(dim=0).abs().sum(dim=0).diff() < 0).all()) for side in (bits, sines)
+    )
+    return [
+        Says(f"{positions[0]} to {positions[-1]}", f"{positions[0]} 到 {positions[-1]}"),
+        Says(f"pairs {pairs[0]} to {pairs[-1]}", f"第 {pairs[0]} 到 {pairs[-1]} 对"),
+        Says(
+            "the left column changes fastest and each next column more slowly",
+            "最左一列变化最快，往右每一列都变得更慢",
+            holds=slower,
+        ),
+    ]
+
+
 @figure("pe-dot-product", SINUSOIDAL)
 def dot_product(ns, lang):
     t = words(TEXT, lang)
@@ -130,6 +190,33 @@ def dot_product(ns, lang):
     return fig
 
 
+@says("pe-dot-product")
+def dot_product_says(ns):
+    G = ns["G"].cpu()
+    n = len(G)
+    diagonals = [G.diagonal(k) for k in range(1 - n, n)]
+    constant = all(bool((d - d[0]).abs().max() < CLOSE) for d in diagonals)
+    curves = {}  # offset k -> the dot products the curves of STARTS draw at k
+    for p in STARTS:
+        for q in range(n):
+            curves.setdefault(q - p, []).append(float(G[p, q]))
+    at = {k: sum(values) / len(values) for k, values in curves.items()}
+    coincide = all(max(v) - min(v) < CLOSE for v in curves.values())
+    centre = max(at, key=at.get)  # the offset where the curves peak
+    mirrored = all(
+        abs(at[centre + k] - at[centre - k]) < CLOSE
+        for k in range(1, n)
+        if centre + k in at and centre - k in at
+    )
+    return [
+        Says(f"{n} × {n}", f"{n} × {n}"),
+        Says("constant along every diagonal", "沿对角线方向颜色不变", holds=constant),
+        Says("the three curves coincide", "完全重合", holds=coincide),
+        Says(f"symmetric about k = {centre}", f"关于 k = {centre} 对称", holds=mirrored),
+        Says(f"symmetric about $k = {centre}$", f"关于 $k = {centre}$ 左右对称", holds=mirrored),
+    ]
+
+
 @figure("rope-scores", "positional_encoding/rope.py")
 def rope_scores(ns, lang):
     t = words(TEXT, lang)
@@ -139,7 +226,7 @@ def rope_scores(ns, lang):
         grid, t["rope_grid_title"], t["n"], t["m"], cmap="RdBu_r", vmin=-lim, vmax=lim
     )
     ax.plot(offsets, by_offset, "o-", color="tab:purple", ms=3)
-    k = 3
+    k = MARKED
     plus, minus = by_offset[offsets.index(k)], by_offset[offsets.index(-k)]
     ax.plot([k, -k], [plus, minus], "o", color="tab:red", ms=7)
     note = t["not_symmetric"].format(k, plus, minus)
@@ -156,6 +243,28 @@ def rope_scores(ns, lang):
     ax.axvline(0, color=palette()["muted"], lw=0.8)
     ax.set(xlabel="$i - j$", ylabel=t["score"], title=t["rope_offset_title"])
     return fig
+
+
+@says("rope-scores")
+def rope_scores_says(ns):
+    grid, offsets, by_offset = ns["grid"], ns["offsets"], ns["by_offset"]
+    n = len(grid)
+    constant = all(
+        bool((d - d[0]).abs().max() < CLOSE) for d in (grid.diagonal(k) for k in range(1 - n, n))
+    )
+    plus, minus = by_offset[offsets.index(MARKED)], by_offset[offsets.index(-MARKED)]
+    apart = abs(plus - minus) > CLOSE
+    return [
+        Says(f"{n} × {n}", f"{n} × {n}"),
+        Says("constant along every diagonal", "沿对角线颜色不变", holds=constant),
+        Says(
+            f"i − j = {MARKED} and −{MARKED} at different heights",
+            f"i − j = {MARKED} 与 −{MARKED} 处的两个点高度不同",
+            holds=apart,
+        ),
+        Says(f"$i - j = \\pm {MARKED}$", f"$i - j = \\pm {MARKED}$"),
+        Says("the curve is not symmetric", "曲线不对称", holds=apart),
+    ]
 
 
 @figure("rope-rotation", "positional_encoding/rope.py")
@@ -200,6 +309,33 @@ def rope_rotation(ns, lang):
     return fig
 
 
+@says("rope-rotation")
+def rope_rotation_says(ns):
+    rope, direction, device = ns["rope"], ns["direction"], ns["device"]
+    (i1, j1), (i2, j2) = ns["placements"]
+    angles = []  # from q to k, as each panel marks it
+    for i, j in ns["placements"]:
+        q_i = rope(ns["pair_q"], torch.tensor([i], device=device))
+        k_j = rope(ns["pair_k"], torch.tensor([j], device=device))
+        angles.append((direction(k_j) - direction(q_i)) % 360)
+    same_angle = abs(angles[0] - angles[1]) < CLOSE
+    moved = i2 - i1 == j2 - j1 > 0  # both moved on, by the same number of positions
+    return [
+        Says(f"q at position {i1} and k at position {j1}", f"q 在位置 {i1}、k 在位置 {j1}"),
+        Says(f"q at position {i2} and k at position {j2}", f"q 在位置 {i2}、k 在位置 {j2}"),
+        Says(
+            "both turned further, with the same angle between them",
+            "两者都转得更远，夹角不变",
+            holds=moved and same_angle,
+        ),
+        Says(
+            "when both move by the same amount the angle between them stays the same",
+            "两者挪动同样多时，夹角保持不变",
+            holds=moved and same_angle,
+        ),
+    ]
+
+
 @figure("alibi-bias", "positional_encoding/alibi.py")
 def alibi_bias(ns, lang):
     t = words(TEXT, lang)
@@ -236,3 +372,38 @@ def alibi_bias(ns, lang):
     fig.suptitle(t["alibi_title"])
     fig.colorbar(image, ax=axes, format="{x:g}")
     return fig
+
+
+STRONG, ALIKE = 0.1, 0.95  # exp(bias) of the farthest pair: strongly down-weighted, almost not
+
+
+@says("alibi-bias")
+def alibi_bias_says(ns):
+    bias, slopes = ns["figure_bias"].cpu(), ns["figure_slopes"].cpu()
+    heads, length = bias.shape[0], bias.shape[1]
+    diagonal = bias.diagonal(dim1=-2, dim2=-1)
+    seen = torch.ones(length, length, dtype=torch.bool).tril()  # keys up to the query: finite
+    # one step right along a row, one step down a column, within the finite cells
+    rightwards, downwards = bias.diff(dim=-1)[:, seen[:, 1:]], bias.diff(dim=-2)[:, seen[:-1]]
+    lower_left = bool((rightwards > 0).all() and (downwards < 0).all())  # more negative there
+    below = seen.tril(-1)  # keys before the query
+    order = slopes.argsort()  # smallest slope first
+    paler = bool((bias[order][:, below].diff(dim=0) < 0).all())  # each cell nearer 0, smaller slope
+    farthest = bias[:, -1, 0].exp()  # the weight factor of the farthest key, per head
+    return [
+        Says(f"the {heads} heads", f"{heads} 个小热力图"),
+        Says(f"one {length} × {length} bias matrix", f"{length} × {length} 的偏置矩阵"),
+        Says(
+            "zero on the diagonal",
+            f"对角线为 {float(diagonal.abs().max()):g}",
+            holds=bool((diagonal == 0).all()),
+        ),
+        Says("more negative towards the lower left", "越往左下越负", holds=lower_left),
+        Says("paler for heads with smaller slopes", "斜率越小的头颜色越浅", holds=paler),
+        Says(
+            "Heads with a large slope strongly favour the nearest tokens; heads with a small"
+            " slope treat near and far almost alike",
+            "斜率大的头强烈偏向最近的词元，斜率小的头对远近几乎一视同仁",
+            holds=bool(farthest[slopes.argmax()] < STRONG and farthest[slopes.argmin()] > ALIKE),
+        ),
+    ]
