@@ -1,10 +1,12 @@
 """Chapter 9 figures, drawn from snippets/fast_attention/*.py."""
 
+import math
+
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from qkvsite.figures import figure, note_measured_on, palette, words
+from qkvsite.figures import Says, figure, note_measured_on, palette, says, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -58,6 +60,8 @@ TEXT = {
 }
 
 COLOURS = {"skipped": None, "partial": "#f2b84b", "full": "#4c9f70"}
+TILE = 16  # the tiles of the chapter's out = blocked_attention(q, k, v, 16, 16)
+QUERY = 0  # the query row whose running state the FlashAttention picture shows
 
 
 @figure("fast-attention-memory", "fast_attention/memory.py", measured=True)
@@ -98,10 +102,35 @@ def memory(ns, lang):
     return fig
 
 
+def end_slope(xs, ys):
+    """The log-log slope from the first point to the last: the exponent p of y ∝ x^p."""
+    return math.log(ys[-1] / ys[0]) / math.log(xs[-1] / xs[0])
+
+
+@says("fast-attention-memory")
+def memory_says(ns):
+    """Peak memory is re-measured at each run: the first and last lengths, with wide margins."""
+    lengths, peak, block = ns["lengths"], ns["peak"], ns["block"]
+    matrix = ns["H"] * lengths[-1] ** 2 * 4  # bytes of one float32 score matrix at the longest L
+    return [
+        Says(f"{block} × {block} tiles", f"{block} × {block} 分块"),
+        Says(
+            "the naive formula grows like the square of L",
+            "朴素公式按 L 的平方增长",
+            holds=abs(end_slope(lengths, peak["naive"]) - 2) < 0.25,
+        ),
+        Says(
+            f"at L = {lengths[-1]}, blocked attention and SDPA stay far below one score matrix",
+            f"L = {lengths[-1]} 时，分块注意力和 SDPA 远低于一个分数矩阵",
+            holds=max(peak["blocked"][-1], peak["sdpa"][-1]) < matrix / 4,
+        ),
+    ]
+
+
 @figure("fast-attention-tiles", "fast_attention/blocked_attention.py")
 def tiles(ns, lang):
     t = words(TEXT, lang)
-    L, block = ns["L"], 16
+    L, block = ns["L"], TILE
 
     def tile(xy, kind, **label):
         skipped = kind == "skipped"
@@ -133,6 +162,17 @@ def tiles(ns, lang):
         bbox_to_anchor=(1, 1),
     )
     return fig
+
+
+@says("fast-attention-tiles")
+def tiles_says(ns):
+    L = ns["L"]
+    return [
+        Says(
+            f"A {L} × {L} grid of scores cut into {TILE} × {TILE} tiles",
+            f"{L} × {L} 的分数切成 {TILE} × {TILE} 的块",
+        ),
+    ]
 
 
 def box(ax, x, y, w, h, text, colour=None, **text_style):
@@ -168,9 +208,9 @@ def arrow(ax, start, end, colour=None, **style):
 
 
 def running_state(q, k, v, block):
-    """Query 0's running max m, sum ℓ and weighted sum acc after each tile of keys: the updates of
-    blocked_attention, one query row."""
-    query = q[0, 0, 0] / q.shape[-1] ** 0.5
+    """Query QUERY's running max m, sum ℓ and weighted sum acc after each tile of keys: the updates
+    of blocked_attention, one query row."""
+    query = q[0, 0, QUERY] / q.shape[-1] ** 0.5
     m, total, acc = torch.tensor(float("-inf")), torch.tensor(0.0), torch.zeros(v.shape[-1])
     states = []
     for j0 in range(0, k.shape[-2], block):
@@ -191,7 +231,7 @@ def flash(ns, lang):
     the running (m, ℓ, acc) stays on chip, the output goes back once."""
     t = words(TEXT, lang)
     q, k, v = (ns[name].float().cpu() for name in ("q", "k", "v"))
-    block = 16  # the tiles of the chapter's out = blocked_attention(q, k, v, 16, 16)
+    block = TILE
     states = running_state(q, k, v, block)
     n = len(states)
     fig, ax = plt.subplots(figsize=(5.8, 4.2))
@@ -245,8 +285,13 @@ def flash(ns, lang):
     arrow(ax, (93.5, 4.5), (93.5, 45), colour="tab:green")
     ax.text(92.5, 24, t["write"], color="tab:green", rotation=90, va="center", ha="right")
     ax.text(95, 10, "÷ ℓ", color="tab:green", va="center")
-    ax.set_title(t["flash_title"].format(k.shape[-2], n, block, 0), fontsize=11)
+    ax.set_title(t["flash_title"].format(k.shape[-2], n, block, QUERY), fontsize=11)
     return fig
+
+
+@says("fast-attention-flash")
+def flash_says(ns):
+    return [Says(f"query {QUERY}'s", f"查询 {QUERY} 的")]
 
 
 @figure("fast-attention-mla", "fast_attention/mla.py")
