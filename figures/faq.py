@@ -1,8 +1,10 @@
 """FAQ figures, drawn from the values that snippets/faq/*.py compute."""
 
+import math
+
 import matplotlib.pyplot as plt
 
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import Says, figure, palette, says, words
 
 # each label in the two languages, (Chinese, English), or one string for both; Unicode subscripts
 # (dₖ) instead of mathtext, whose subscripts would be set smaller than the figures' smallest text
@@ -31,7 +33,7 @@ TEXT = {
     "ms": ("时间（毫秒）", "time (ms)"),
     "measured": ("实测", "measured"),
     "fit": ("最后三点拟合斜率 {:.2f}", "fitted slope of the last three points {:.2f}"),
-    "slope2": ("斜率 2 参考线", "slope 2 guide"),
+    "slope2": ("斜率 {} 参考线", "slope {} guide"),
     "mem_title": (
         "一次注意力调用的峰值内存（{} 个头，dₖ = {}）",
         "Peak memory of one attention call ({} heads, dₖ = {})",
@@ -75,6 +77,16 @@ def _plot(ax, xs, ys, style, color, label, fmt=None, dy=6):
             )
 
 
+def end_slope(xs, ys):
+    """The log-log slope from the first point to the last: the exponent p of y ∝ x^p."""
+    return math.log(ys[-1] / ys[0]) / math.log(xs[-1] / xs[0])
+
+
+def monotone(ys, rising=True):
+    """Every step goes the one way."""
+    return all((b > a) if rising else (b < a) for a, b in zip(ys[:-1], ys[1:], strict=True))
+
+
 @figure("faq-scaling-variance", "faq/q08_scaling_variance.py")
 def scaling_variance(ns, lang):
     t = words(TEXT, lang)
@@ -101,6 +113,41 @@ def scaling_variance(ns, lang):
     return fig
 
 
+@says("faq-scaling-variance")
+def scaling_variance_says(ns):
+    d_ks, raw, scaled, peak = ns["d_ks"], ns["raw_var"], ns["scaled_var"], ns["peak"]
+    uniform = 1 / ns["n_keys"]
+    return [
+        Says(
+            "the variance of q·k grows linearly with d_k",
+            "q·k 的方差随 d_k 线性增长",
+            holds=abs(end_slope(d_ks, raw) - 1) < 0.1
+            and all(0.8 < v / d < 1.25 for v, d in zip(raw, d_ks, strict=True)),
+        ),
+        Says(
+            "divided by √d_k it stays about constant",
+            "除以 √d_k 后基本不变",
+            holds=max(scaled) / min(scaled) < 1.25,
+        ),
+        Says(
+            "the largest softmax weight in a row tends towards one-hot as d_k grows",
+            "一行中最大的 softmax 权重随 d_k 增大趋向 one-hot",
+            holds=monotone(peak["none"]) and peak["none"][-1] > 0.9,
+        ),
+        Says(
+            "divided by √d_k it stays the same",
+            "除以 √d_k 时保持不变",
+            holds=max(peak["sqrt"]) - min(peak["sqrt"]) < 0.05,
+        ),
+        Says(
+            "divided by d_k it tends towards a uniform distribution",
+            "除以 d_k 时趋向均匀分布",
+            holds=monotone(peak["d_k"], rising=False)
+            and peak["d_k"][-1] - uniform < (peak["d_k"][0] - uniform) / 4,
+        ),
+    ]
+
+
 @figure("faq-heads-table3", "faq/q12_heads_table3.py")
 def heads_table3(ns, lang):
     t = words(TEXT, lang)
@@ -125,6 +172,14 @@ def heads_table3(ns, lang):
     return fig
 
 
+GUIDE_SLOPE = 2  # the timing panel's guide: quadratic growth through the longest timed point
+
+
+def _guide(timed, times):
+    """Seconds on the guide of slope GUIDE_SLOPE through the last measured point."""
+    return [times[-1] * (L / timed[-1]) ** GUIDE_SLOPE for L in timed]
+
+
 @figure("faq-attention-cost", "faq/q18_quadratic_cost.py", measured=True)
 def attention_cost(ns, lang):
     t = words(TEXT, lang)
@@ -136,10 +191,10 @@ def attention_cost(ns, lang):
     _plot(ax_t, timed, [s * 1e3 for s in times], "o-", "tab:green", t["measured"])
     ax_t.plot(
         timed,
-        [times[-1] * 1e3 * (L / timed[-1]) ** 2 for L in timed],
+        [s * 1e3 for s in _guide(timed, times)],
         ":",
         color="grey",
-        label=t["slope2"],
+        label=t["slope2"].format(GUIDE_SLOPE),
     )
     for ax, xs, ys in [(ax_f, lengths, flops), (ax_t, timed, times)]:
         _log_axes(ax, lengths)
@@ -155,6 +210,27 @@ def attention_cost(ns, lang):
     ax_t.set_xlabel(t["length"])
     fig.tight_layout()
     return fig
+
+
+@says("faq-attention-cost")
+def attention_cost_says(ns):
+    """The FLOP count is exact; the measured times carry no claim but the guide's slope."""
+    lengths, flops, timed = ns["lengths"], ns["flops"], ns["timed_lengths"]
+    # the slope between each two neighbouring lengths
+    steps = [end_slope(lengths[i : i + 2], flops[i : i + 2]) for i in range(len(lengths) - 1)]
+    guide = _guide(timed, ns["times"])
+    return [
+        Says(
+            "its slope approaching that of quadratic growth",
+            "斜率逐渐逼近平方增长的斜率",
+            holds=monotone(steps) and abs(steps[-1] - 2) < 0.1,
+        ),
+        Says(
+            "a reference line for quadratic growth",
+            "平方增长的参考线",
+            holds=abs(end_slope(timed, guide) - 2) < 1e-9,
+        ),
+    ]
 
 
 @figure("faq-score-memory", "faq/q19_score_memory.py")
@@ -185,3 +261,27 @@ def score_memory(ns, lang):
     ax.legend(loc="upper left")
     fig.tight_layout()
     return fig
+
+
+@says("faq-score-memory")
+def score_memory_says(ns):
+    """Peak memory is re-measured at each run: every length above or below, and the slopes from
+    the first length to the last, with wide margins."""
+    lengths, naive, sdpa = ns["lengths"], ns["naive_peak"], ns["sdpa_peak"]
+    matrix = ns["one_score_matrix"]
+    return [
+        Says(f"all {ns['heads']} heads", f"{ns['heads']} 个头"),
+        Says(
+            "the peak of the naive implementation is above the scores of all heads, (heads, L, L),"
+            " and grows quadratically with L",
+            "朴素实现的峰值高于所有头的完整分数 (头数, L, L) 并随 L 平方增长",
+            holds=all(n > m for n, m in zip(naive, matrix, strict=True))
+            and abs(end_slope(lengths, naive) - 2) < 0.25,
+        ),
+        Says(
+            "the peak of F.scaled_dot_product_attention is much lower and grows much more slowly",
+            "F.scaled_dot_product_attention 的峰值低得多、增长慢得多",
+            holds=all(n > 4 * s for n, s in zip(naive, sdpa, strict=True))
+            and end_slope(lengths, sdpa) < end_slope(lengths, naive) - 0.5,
+        ),
+    ]
