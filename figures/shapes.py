@@ -6,13 +6,13 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.colors import ListedColormap
 
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import Says, figure, palette, says, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
     "memory_title": (
-        "t 的每个数在内存里的位置（序列 0）",
-        "where each number of t lies in memory (sequence 0)",
+        "t 的每个数在内存里的位置（序列 {}）",
+        "where each number of t lies in memory (sequence {})",
     ),
     "memory_x": (
         "同一行里：头内每步 +1，换头时跳一大步",
@@ -29,19 +29,28 @@ TEXT = {
     "row": ("第 {} 行", "row {}"),
 }
 
+SEQUENCE = 0  # the sequence of the batch whose offsets merge-memory shows
 HEAD_COLORS = ListedColormap(["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb"])
+
+
+def _offsets(t):
+    """The offset in memory of each number of sequence SEQUENCE of t (B, L, H, d_k): (L, H·d_k)."""
+    _, L, H, d_k = t.shape
+    s_b, s_l, s_h, s_c = t.stride()
+    return torch.tensor(
+        [
+            [SEQUENCE * s_b + i * s_l + h * s_h + c * s_c for h in range(H) for c in range(d_k)]
+            for i in range(L)
+        ]
+    )
 
 
 @figure("merge-memory", "shapes/view_and_reshape.py")
 def merge_memory(ns, lang):
-    """Sequence 0 of the transposed heads t (B, L, H, d_k): each cell's offset in memory."""
+    """Sequence SEQUENCE of the transposed heads t (B, L, H, d_k): each cell's offset in memory."""
     t_ = words(TEXT, lang)
-    t = ns["t"]
-    _, L, H, d_k = t.shape
-    _, s_l, s_h, s_c = t.stride()
-    offsets = torch.tensor(
-        [[i * s_l + h * s_h + c * s_c for h in range(H) for c in range(d_k)] for i in range(L)]
-    )
+    offsets = _offsets(ns["t"])
+    L, H, d_k = ns["t"].shape[1:]
     head = torch.arange(H).repeat_interleave(d_k).expand(L, -1)
     fig, ax = plt.subplots(figsize=(5.6, 2.9))
     ax.imshow(head.numpy(), cmap=HEAD_COLORS, vmin=0, vmax=HEAD_COLORS.N - 1)
@@ -55,10 +64,33 @@ def merge_memory(ns, lang):
     ax.set_yticks(range(L), [t_["token"].format(i) for i in range(L)])
     ax.tick_params(length=0, top=True, labeltop=True, bottom=False, labelbottom=False)
     ax.set_xlabel(t_["memory_x"])
-    ax.set_title(t_["memory_title"])
+    ax.set_title(t_["memory_title"].format(SEQUENCE))
     ax.spines[:].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+@says("merge-memory")
+def merge_memory_says(ns):
+    d_k = ns["t"].shape[-1]
+    steps = _offsets(ns["t"]).diff(dim=1)  # along each row: one number to the next
+    inside = steps[:, [c for c in range(steps.shape[1]) if (c + 1) % d_k]]  # within a head
+    between = steps[:, d_k - 1 :: d_k]  # last number of a head to the first of the next
+    step = int(inside[0, 0])
+    same_inside = bool((inside == step).all())
+    return [
+        Says(f"sequence {SEQUENCE}", f"序列 {SEQUENCE}"),
+        Says(
+            "the positions rise by one inside a block and jump from one block to the next",
+            "块内逐个加一，换到下一块时跳一大步",
+            holds=same_inside and step == 1 and bool((between > step).all()),
+        ),
+        Says(
+            f"the step is {step} inside a head and a jump between heads",
+            f"头内的步长是 {step}，换头时却跳了一大步",
+            holds=same_inside and bool((between > step).all()),
+        ),
+    ]
 
 
 # a cell's colour: the token its number came from, i.e. the row of x it sits in
@@ -100,3 +132,13 @@ def split_heads(ns, lang):
         ax.axvline(h * d_k - 0.5, color=palette()["paper"], lw=4)
     fig.tight_layout()
     return fig
+
+
+@says("split-heads")
+def split_heads_says(ns):
+    L, d_model = ns["x"][0].shape
+    H = ns["right"].shape[1]
+    return [
+        Says(f"{L} tokens × {d_model} features", f"{L} 个词元 × {d_model} 个特征"),
+        Says("the two heads", "两个头", holds=H == 2),
+    ]
