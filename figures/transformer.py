@@ -4,7 +4,7 @@ encoder-decoder Transformer with the shape after each stage."""
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import Says, figure, palette, says, words
 
 STACK = "transformer/stack.py"
 
@@ -219,3 +219,18 @@ def transformer_stack(ns, lang):
         color=palette()["muted"],
     )
     return fig
+
+
+@says("transformer-stack")
+def transformer_stack_says(ns):
+    """The number of blocks in words, and the layer that gives the logits: an nn.Linear."""
+    from torch import nn
+
+    return [
+        Says("a dashed block repeated twice", "重复两次的虚线块", holds=ns["N"] == 2),
+        Says(
+            "a linear layer giving the logits",
+            "线性层给出 logits",
+            holds=isinstance(ns["to_logits"], nn.Linear),
+        ),
+    ]
