@@ -4,7 +4,7 @@ every token, and takes most from the one it matches."""
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from qkvsite.figures import figure, palette, words
+from qkvsite.figures import Says, figure, palette, says, words
 
 ROLES = "qkv/verb_subject.py"
 
@@ -17,6 +17,7 @@ TEXT = {
     "weight": ("权重 {:.3f}", "weight {:.3f}"),
 }
 ARROW = "#d9730d"
+QUERY = 1  # "bites", the row the snippet traces
 
 
 @figure("attention-idea", ROLES)
@@ -24,7 +25,7 @@ def attention_idea(ns, lang):
     t = words(TEXT, lang)
     tokens = [t["words"][token] for token in ns["tokens"]]
     weights = ns["weights"].detach().cpu().tolist()
-    query = 1  # "bites", the row the snippet traces
+    query = QUERY
     fig, ax = plt.subplots(figsize=(5.6, 2.3))
     ax.set_xlim(0, 5.6)
     ax.set_ylim(0, 2.3)
@@ -79,3 +80,18 @@ def attention_idea(ns, lang):
     subject = max(range(len(weights)), key=weights.__getitem__)
     ax.set_title(t["title"].format(tokens[query], tokens[subject]), fontsize=10.5)
     return fig
+
+
+@says("attention-idea")
+def attention_idea_says(ns):
+    """The arrows' widths grow with the weights: the thickest goes to the largest weight."""
+    weights = ns["weights"].detach().cpu().tolist()
+    top = max(range(len(weights)), key=weights.__getitem__)
+    zh, en = (words(TEXT, lang)["words"] for lang in ("zh", "en"))
+    query, most = ns["tokens"][QUERY], ns["tokens"][top]
+    return [
+        Says(
+            f"arrows from {en[query]} to each token, the thickest to {en[most]}",
+            f"从“{zh[query]}”出发的箭头指向每个词元，指向“{zh[most]}”的最粗",
+        ),
+    ]
