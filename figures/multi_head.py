@@ -1,9 +1,10 @@
 """Chapter 4 figures: the data flow of multi-head attention and per-head weights."""
 
 import matplotlib.pyplot as plt
+import torch
 from matplotlib.patches import FancyBboxPatch
 
-from qkvsite.figures import figure, heatmap, palette, words
+from qkvsite.figures import Says, figure, heatmap, palette, says, words
 
 # each label in the two languages, (Chinese, English), or one string for both
 TEXT = {
@@ -27,6 +28,8 @@ CODE = [
 ]
 COLORS = {"Q": "#dbe9f6", "K": "#fde2c8", "V": "#d9f0d3", "W": "#f2f2f2", "A": "#ece2f0"}
 SUB = 13  # text with a subscript ($W_0^Q$): mathtext sets it at 70%, 9 pt
+FRONT = 0  # multi-head-flow: the head whose card is in front (drawn last), its formula written out
+COUNT = {2: ("两", "two"), 3: ("三", "three")}  # how the alt texts write a number of heads
 
 
 def shape_text(shape, letters):
@@ -82,13 +85,13 @@ def multi_head_flow(ns, lang):
     for j, role in enumerate("QKV"):
         x = cx + (j - 1) * 0.8
         arrow(ax, (mid, 0.43), (x, 1.56))
-        box(ax, x, 1.75, 0.55, 0.38, f"$W_0^{role}$", COLORS["W"])
+        box(ax, x, 1.75, 0.55, 0.38, f"$W_{FRONT}^{role}$", COLORS["W"])
         arrow(ax, (x, 1.94), (x, 2.26))
-        box(ax, x, 2.45, 0.55, 0.38, f"${role}_0$", COLORS[role])
+        box(ax, x, 2.45, 0.55, 0.38, f"${role}_{FRONT}$", COLORS[role])
         arrow(ax, (x, 2.64), (cx + (j - 1) * 0.4, 2.93))
-    box(ax, cx, 3.15, 2.5, 0.44, t["attention"].format(0), COLORS["A"])
+    box(ax, cx, 3.15, 2.5, 0.44, t["attention"].format(FRONT), COLORS["A"])
     arrow(ax, (cx, 3.37), (cx, 3.56))
-    ax.text(cx, 3.7, "$\\mathrm{head}_0$", fontsize=SUB, **centred)
+    ax.text(cx, 3.7, f"$\\mathrm{{head}}_{FRONT}$", fontsize=SUB, **centred)
     ax.text(cx, 3.97, shape_text([trace["heads"].shape[i] for i in (0, 2, 3)], letters), **centred)
     arrow(ax, (mid, 4.15), (mid, 4.4))
     box(ax, mid, 4.6, 2.6, 0.4, t["concat"].format(H - 1))
@@ -110,6 +113,19 @@ def multi_head_flow(ns, lang):
     return fig
 
 
+@says("multi-head-flow")
+def multi_head_flow_says(ns):
+    H = ns["mha"].num_heads
+    zh, en = COUNT[H]
+    return [
+        Says(
+            f"the {en} heads are drawn as stacked cards, head {FRONT} in front",
+            f"{zh}个头画成叠在一起的卡片，第 {FRONT} 个头在最前",
+            holds=FRONT == [*reversed(range(H))][-1],  # the card drawn last
+        ),
+    ]
+
+
 @figure("head-weights", "multi_head/head_by_head.py")
 def head_weights(ns, lang):
     t = words(TEXT, lang)
@@ -123,3 +139,22 @@ def head_weights(ns, lang):
     axes[0].set_ylabel(t["query"])
     fig.tight_layout()
     return fig
+
+
+@says("head-weights")
+def head_weights_says(ns):
+    weights = [w.cpu() for w in ns["weights"]]
+    L = len(weights[0])
+    heads = range(len(weights))
+    en, zh = " and ".join(f"head {h}" for h in heads), "和".join(f"第 {h} 个头" for h in heads)
+    return [
+        Says(
+            f"{L}×{L} heat maps: the attention weights that {en} compute from the same X",
+            f"{L}×{L} 热力图，分别是{zh}对同一个 X 算出的注意力权重",
+        ),
+        Says(
+            f"the {COUNT[len(weights)][1]} tables hold different values",
+            f"{COUNT[len(weights)][0]}张表的数值不同",
+            holds=not any(torch.allclose(a, b) for a, b in zip(weights, weights[1:], strict=False)),
+        ),
+    ]
