@@ -17,7 +17,7 @@ TEXT = {
     "naive": ("朴素公式", "naive formula"),
     "blocked": ("分块注意力（{}×{} 的块）", "blocked ({}×{} tiles)"),
     "sdpa": "F.scaled_dot_product_attention",
-    "one_matrix": ("一个分数矩阵（公式）", "one score matrix (formula)"),
+    "one_matrix": ("所有头的分数（公式）", "the scores of all heads (formula)"),
     "length": ("序列长度 $L$", "sequence length $L$"),
     "cpu_method": ("CPU，回放分析器记录", "CPU, profiler replayed"),
     "cuda_method": "torch.cuda.max_memory_allocated",
@@ -111,7 +111,7 @@ def end_slope(xs, ys):
 def memory_says(ns):
     """Peak memory is re-measured at each run: the first and last lengths, with wide margins."""
     lengths, peak, block = ns["lengths"], ns["peak"], ns["block"]
-    matrix = ns["H"] * lengths[-1] ** 2 * 4  # bytes of one float32 score matrix at the longest L
+    scores = ns["H"] * lengths[-1] ** 2 * 4  # bytes of the float32 scores of all heads, longest L
     return [
         Says(f"{block} × {block} tiles", f"{block} × {block} 分块"),
         Says(
@@ -120,10 +120,12 @@ def memory_says(ns):
             holds=abs(end_slope(lengths, peak["naive"]) - 2) < 0.25,
         ),
         Says(
-            f"at L = {lengths[-1]}, blocked attention and SDPA stay far below one score matrix",
-            f"L = {lengths[-1]} 时，分块注意力和 SDPA 远低于一个分数矩阵",
-            holds=max(peak["blocked"][-1], peak["sdpa"][-1]) < matrix / 4,
+            f"at L = {lengths[-1]}, blocked attention and SDPA stay far below"
+            " the scores of all heads",
+            f"L = {lengths[-1]} 时，分块注意力和 SDPA 远低于所有头的分数",
+            holds=max(peak["blocked"][-1], peak["sdpa"][-1]) < scores / 4,
         ),
+        Says(f"the scores of all {ns['H']} heads", f"{ns['H']} 个头全部分数"),
     ]
 
 

@@ -58,7 +58,8 @@ if __name__ == "__main__":
     lengths = [256, 512, 1024, 2048]
     peak = {"naive": [], "blocked": [], "sdpa": []}
     MiB = 2**20
-    print(f"one tile of scores: {H * block * block * 4 / MiB:g} MiB")
+    tile = H * block * block * 4  # one tile of scores for each head
+    print(f"a tile of scores in each of the {H} heads: {tile / MiB:g} MiB")
     for L in lengths:
         q, k, v = torch.randn(3, 1, H, L, d_k).to(device)
         peak["naive"].append(peak_bytes(naive_attention, q, k, v))
