@@ -233,7 +233,7 @@ def attention_cost_says(ns):
     ]
 
 
-@figure("faq-score-memory", "faq/q19_score_memory.py")
+@figure("faq-score-memory", "faq/q19_score_memory.py", measured=True)
 def score_memory(ns, lang):
     t = words(TEXT, lang)
     lengths, mib = ns["lengths"], 2**20

@@ -164,7 +164,7 @@ class Figure:
     name: str  # file name without extension, e.g. "similarity-matrix"
     example: str  # snippet file it takes its values from, relative to snippets/
     draw: Draw
-    measured: bool = False  # it shows times measured on the machine that draws it
+    measured: bool = False  # it shows times or memory measured on the machine that draws it
 
     @property
     def module_file(self) -> Path:
@@ -176,7 +176,7 @@ FIGURES: dict[str, Figure] = {}
 
 def figure(name: str, example: str, measured: bool = False) -> Callable[[Draw], Draw]:
     """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``;
-    ``measured``: it shows times measured on the machine that draws it (its cache key holds the
+    ``measured``: it shows times or memory measured on the machine that draws it (its cache key holds the
     machine)."""
 
     def register(draw: Draw) -> Draw:
