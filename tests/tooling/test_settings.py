@@ -28,4 +28,3 @@ def test_in_a_build_every_setting_comes_from_the_builds_config(tmp_path):
     finally:
         config.use(None)
     assert config.DOCS != tmp_path
-
