@@ -120,7 +120,7 @@ def memory_says(ns):
             holds=abs(end_slope(lengths, peak["naive"]) - 2) < 0.25,
         ),
         Says(
-            f"at L = {lengths[-1]}, blocked attention and SDPA stay far below"
+            f"at L = {lengths[-1]}, blocked attention and SDPA are far below"
             " the scores of all heads",
             f"L = {lengths[-1]} 时，分块注意力和 SDPA 远低于所有头的分数",
             holds=max(peak["blocked"][-1], peak["sdpa"][-1]) < scores / 4,

@@ -255,8 +255,9 @@ def training_curves_says(ns):
     above = min(blind_losses) > math.log(others)
     # with positions: the accuracy never drops and ends at its highest
     rises = all(b >= a for a, b in zip(accuracies, accuracies[1:], strict=False))
-    # without positions: once within NEAR_CHANCE of 1/(L - 1), it stays there, on both sides of it
-    reached = next(i for i, a in enumerate(blind) if abs(a - chance) < NEAR_CHANCE)
+    # without positions: it rises to 1/(L - 1); from the first point at or above it, it stays within
+    # NEAR_CHANCE of it, and lands on both sides of it
+    reached = next(i for i, a in enumerate(blind) if a >= chance)
     after = blind[reached:]
     hugs = blind[0] < chance - NEAR_CHANCE and all(abs(a - chance) < NEAR_CHANCE for a in after)
     both_sides = hugs and min(after) < chance < max(after)

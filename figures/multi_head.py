@@ -121,7 +121,6 @@ def multi_head_flow_says(ns):
         Says(
             f"the {en} heads are drawn as stacked cards, head {FRONT} in front",
             f"{zh}个头画成叠在一起的卡片，第 {FRONT} 个头在最前",
-            holds=FRONT == [*reversed(range(H))][-1],  # the card drawn last
         ),
     ]
 

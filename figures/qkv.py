@@ -167,8 +167,8 @@ def qkv_scores_says(ns):
             holds=even,
         ),
         Says(
-            f"within ±{bound:.2f} (one over {sqrt_d})",
-            f"取在 ±{bound:.2f}（{sqrt_d} 分之一）之间",
+            f"within ±{bound:.3f} (one over {sqrt_d})",
+            f"取在 ±{bound:.3f}（{sqrt_d} 分之一）之间",
             holds=within,
         ),
         Says(

@@ -58,8 +58,10 @@ if __name__ == "__main__":
     lengths = [256, 512, 1024, 2048]
     peak = {"naive": [], "blocked": [], "sdpa": []}
     MiB = 2**20
-    tile = H * block * block * 4  # one tile of scores for each head
-    print(f"a tile of scores in each of the {H} heads: {tile / MiB:g} MiB")
+    tile = block * block * 4  # bytes of one float32 tile of scores
+    print(
+        f"one tile of scores per head, {H} heads: {H * tile / MiB:g} MiB in all"
+    )
     for L in lengths:
         q, k, v = torch.randn(3, 1, H, L, d_k).to(device)
         peak["naive"].append(peak_bytes(naive_attention, q, k, v))

@@ -167,7 +167,11 @@ def test_naive_peak_holds_the_score_matrix_and_blocked_peak_stays_far_below_it(m
 def test_memory_block_prints_the_formula_beside_the_measured_peaks(memory):
     ns, printed = memory
     mib = 2**20
-    expected = ["one tile of scores: 0.25 MiB"] + [
+    H, block = ns["H"], ns["block"]
+    expected = [
+        f"one tile of scores per head, {H} heads: {H * block * block * 4 / mib:g} MiB in all"
+    ]
+    expected += [
         f"L={L:>4}: scores {4 * L * L * 4 // mib:>2} MiB; peak naive {naive / mib:.1f}, "
         f"blocked {blocked / mib:.1f}, SDPA {sdpa / mib:.1f} MiB"
         for L, naive, blocked, sdpa in zip(ns["lengths"], *ns["peak"].values(), strict=True)
