@@ -39,6 +39,11 @@ TEXT = {
 ALLOWED = "#4c9f70"
 
 
+def mark(ok: bool) -> str:
+    """What a mask cell shows: 1 where the query may attend, 0 where it may not."""
+    return str(int(ok))
+
+
 def _mask(ax, mask, row_labels, col_labels):
     """Green cells may attend, hatched grey cells may not."""
     paper, rule = palette()["paper"], palette()["rule"]
@@ -51,7 +56,12 @@ def _mask(ax, mask, row_labels, col_labels):
             )
             ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, lw=1.5, **style))
             ax.text(
-                j, i, int(ok), ha="center", va="center", color="white" if ok else palette()["muted"]
+                j,
+                i,
+                mark(ok),
+                ha="center",
+                va="center",
+                color="white" if ok else palette()["muted"],
             )
     ax.set(xlim=(-0.5, len(mask[0]) - 0.5), ylim=(len(mask) - 0.5, -0.5), aspect="equal")
     ax.set_xticks(range(len(col_labels)), col_labels)
@@ -85,7 +95,7 @@ def causal_alignment(ns, lang):
 @says("decoding-causal-alignment")
 def causal_alignment_says(ns):
     rows, cols = ns["lower_right"].shape
-    may = int(True)  # a cell shows int(ok)
+    may = mark(True)
     return [
         Says(f"{rows} × {cols} masks", f"{rows} × {cols} 的掩码"),
         Says(f"{ns['L_q']} queries and {ns['L_k']} keys", f"{ns['L_q']} 个查询、{ns['L_k']} 个键"),
@@ -212,7 +222,7 @@ def left_padding_says(ns):
     causal = torch.ones(P, P, dtype=torch.bool).tril()
     return [
         Says(f"{P} × {P} masks", f"{P} × {P} 的掩码"),
-        Says(f"{int(True)} means may attend", f"{int(True)} 表示可以关注"),
+        Says(f"{mark(True)} means may attend", f"{mark(True)} 表示可以关注"),
         Says(
             "an ordinary causal lower triangle",
             "普通的因果下三角",
