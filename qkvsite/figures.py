@@ -176,8 +176,8 @@ FIGURES: dict[str, Figure] = {}
 
 def figure(name: str, example: str, measured: bool = False) -> Callable[[Draw], Draw]:
     """Register ``draw`` as ``figures/<name>.svg`` in every language, drawn from ``example``;
-    ``measured``: it shows times or memory measured on the machine that draws it (its cache key holds the
-    machine)."""
+    ``measured``: it shows times or memory measured on the machine that draws it (its cache key
+    holds the machine)."""
 
     def register(draw: Draw) -> Draw:
         if name in FIGURES:
