@@ -321,6 +321,10 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
             # after the load event)
             visit.page.goto(origin + path, wait_until="networkidle")
             visit.images = visit.page.evaluate(SHOWN_IMAGES_THAT_FAIL)
+            # the widgets axe sees (tests/site/test_widgets.py relies on it): each drawn, or none
+            visit.widgets = visit.page.evaluate(
+                "[...document.querySelectorAll('.qkv-widget')].map((w) => w.children.length > 0)"
+            )
             visit.violations = wcag_violations(visit.page, checked)
             # a phone's width: is the page wider, once its layout has followed the new width (two
             # animation frames: what the page's scripts size on a resize has run)?

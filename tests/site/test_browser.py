@@ -93,6 +93,12 @@ def test_no_wcag_a_or_aa_violations(visits):
     assert {p: v.violations for p, v in visits.items() if v.violations} == {}
 
 
+def test_axe_checked_each_page_with_its_widgets_drawn(visits):
+    # tests/site/test_widgets.py checks the widgets alone; the whole pages around them are here
+    assert {p: v.widgets for p, v in visits.items() if not all(v.widgets)} == {}
+    assert sum(len(v.widgets) for v in visits.values()) >= 6  # 3 widgets, in both editions
+
+
 def contrast_violations(page, body: str, checked: CheckedContrast) -> list[str]:
     """The colour-contrast violations axe reports on a page made of ``body`` (pale text: #999 on
     white, 2.8:1)."""
