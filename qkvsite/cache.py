@@ -29,14 +29,11 @@ import json
 import os
 import re
 import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from pathlib import Path
-
-from jinja2 import BytecodeCache
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN = ROOT / ".cache"  # the project's own cache directory (ignored by git)
@@ -235,27 +232,3 @@ def vouch_for_directory(directory: Path, made_by: str) -> None:
         write_atomically(
             manifest(directory), json.dumps({"made_by": made_by, "files": files}, indent=1)
         )
-
-
-JINJA = Cache("jinja")
-
-
-class TemplateCache(BytecodeCache):
-    """Jinja's compiled templates (``env.bytecode_cache``), kept as entries of ``JINJA``: a compiled
-    template is used only as it was written, for this Jinja and this Python (whose bytecode it is).
-    """
-
-    def __init__(self, cache: Cache = JINJA):
-        self.cache = cache
-
-    def _key(self, bucket) -> str:
-        # the template, its source
-        return key(bucket.key, bucket.checksum, versions("jinja2"), sys.version)
-
-    def load_bytecode(self, bucket) -> None:
-        data = self.cache.get(self._key(bucket))
-        if data is not None:
-            bucket.bytecode_from_string(data)
-
-    def dump_bytecode(self, bucket) -> None:
-        self.cache.put(self._key(bucket), bucket.bytecode_to_string())

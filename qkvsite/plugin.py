@@ -18,7 +18,6 @@ from mkdocs.plugins import BasePlugin, event_priority
 
 from qkvsite import cjk, highlight, records
 from qkvsite import config as site
-from qkvsite.cache import TemplateCache
 from qkvsite.hooks import (
     building,
     chapters,
@@ -83,10 +82,6 @@ class Site(BasePlugin):
         social.describe_page(html, page, config)
         html = widgets.point_to_data(html, page, config)
         return sources.link_titles(html, page)
-
-    def on_env(self, env, config, files):
-        env.bytecode_cache = TemplateCache()  # Material's templates, compiled once for all passes
-        return env
 
     def on_template_context(self, context, template_name, config):
         return material_fixes.not_found_context(context, template_name, config)

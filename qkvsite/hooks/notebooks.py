@@ -22,7 +22,6 @@ from qkvsite import cards, figure_cache, notebook_runs
 from qkvsite import config as site
 from qkvsite.cache import (
     CACHE,
-    JINJA,
     check_directory,
     evict_unknown,
     key,
@@ -149,7 +148,7 @@ def finish(config) -> None:
         for path in [*directory.glob("*"), manifest(directory)]:
             path.unlink(missing_ok=True)
         directory.rmdir()
-    for cache in (figure_cache.CACHE, cards.CACHE, notebook_runs.RUNS, JINJA):
+    for cache in (figure_cache.CACHE, cards.CACHE, notebook_runs.RUNS):
         cache.evict()
     evict_unknown()
 

@@ -90,11 +90,6 @@ def test_a_damaged_entry_of_every_cache_is_rebuilt_by_the_next_build_and_the_sit
         "notebook run": notebook_runs.RUNS.path(
             notebook_runs.run_key([notebook_runs.strip_comment(code[0]), *code[1:]])
         ),
-        "compiled template": sorted(
-            p
-            for p in cache_module.JINJA.directory.iterdir()
-            if cache_module.ENTRY.fullmatch(p.name)
-        )[0],
         "rendered notebook page": sorted(hook.rendered_pages(lang).glob("*.json"))[0],
     }
     originals = {what: path.read_bytes() for what, path in damaged.items()}

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from qkvsite.cache import Cache, TemplateCache, key, write_atomically
+from qkvsite.cache import Cache, key, write_atomically
 
 WRITER = """
 import sys
@@ -187,21 +187,6 @@ def test_a_build_pointed_at_a_shared_cache_directory_keeps_other_programs_files(
     env = {**os.environ, "QKV_CACHE_DIR": str(root)}
     subprocess.run([sys.executable, "-c", finish], env=env, check=True, timeout=120)
     assert all((root / name).read_text() == text for name, text in FOREIGN.items())
-
-
-def test_a_truncated_compiled_template_is_compiled_again_not_a_bare_unpickling_error(tmp_path):
-    from jinja2 import DictLoader, Environment
-
-    templates = Cache("jinja")
-    templates.directory = tmp_path
-    make = lambda: Environment(
-        loader=DictLoader({"t": "{{ x }}!"}), bytecode_cache=TemplateCache(templates)
-    )  # noqa: E731
-    assert make().get_template("t").render(x=1) == "1!"
-    (entry,) = tmp_path.iterdir()
-    entry.write_bytes(entry.read_bytes()[:40])
-    assert make().get_template("t").render(x=2) == "2!"  # compiled again
-    assert make().get_template("t").render(x=3) == "3!"
 
 
 def test_a_figure_is_made_from_its_chapter_module_and_example_not_the_records_or_other_chapters():
