@@ -229,7 +229,7 @@ def running_state(q, k, v, block):
 
 @figure("fast-attention-flash", "fast_attention/blocked_attention.py")
 def flash(ns, lang):
-    """One tile of queries as FlashAttention runs it: each K, V tile comes from HBM into SRAM once,
+    """One tile of queries as FlashAttention-2 runs it: each K, V tile comes from HBM into SRAM once,
     the running (m, ℓ, acc) stays on chip, the output goes back once."""
     t = words(TEXT, lang)
     q, k, v = (ns[name].float().cpu() for name in ("q", "k", "v"))
