@@ -42,8 +42,8 @@ TEXT = {
     "sdpa": "F.scaled_dot_product_attention",
     "one_matrix": ("一个 (头数, L, L) 分数矩阵", "one (heads, L, L) score matrix"),
     "cpu_method": (
-        "测量：CPU，按时间顺序重放 torch.profiler 的内存记录",
-        "measured on CPU: torch.profiler memory records, replayed",
+        "测量：CPU 单线程，按时间顺序重放 torch.profiler 的内存记录",
+        "measured on CPU, one thread: torch.profiler memory records, replayed",
     ),
     "cuda_method": (
         "测量：CUDA，torch.cuda.max_memory_allocated",

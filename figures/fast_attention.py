@@ -19,7 +19,7 @@ TEXT = {
     "sdpa": "F.scaled_dot_product_attention",
     "one_matrix": ("所有头的分数（公式）", "the scores of all heads (formula)"),
     "length": ("序列长度 $L$", "sequence length $L$"),
-    "cpu_method": ("CPU，回放分析器记录", "CPU, profiler replayed"),
+    "cpu_method": ("CPU 单线程，回放分析器记录", "CPU, one thread, profiler replayed"),
     "cuda_method": "torch.cuda.max_memory_allocated",
     "tiles_title": ("{}×{} 的分数，{}×{} 的块", "{}×{} scores in {}×{} tiles"),
     "skipped": ("整块跳过", "skipped"),
@@ -229,8 +229,8 @@ def running_state(q, k, v, block):
 
 @figure("fast-attention-flash", "fast_attention/blocked_attention.py")
 def flash(ns, lang):
-    """One tile of queries as FlashAttention-2 runs it: each K, V tile comes from HBM into SRAM once,
-    the running (m, ℓ, acc) stays on chip, the output goes back once."""
+    """One tile of queries as FlashAttention-2 runs it: each K, V tile comes from HBM into SRAM
+    once, the running (m, ℓ, acc) stays on chip, the output goes back once."""
     t = words(TEXT, lang)
     q, k, v = (ns[name].float().cpu() for name in ("q", "k", "v"))
     block = TILE

@@ -62,6 +62,8 @@ if __name__ == "__main__":
     print(
         f"one tile of scores per head, {H} heads: {H * tile / MiB:g} MiB in all"
     )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a CPU kernel's scratch memory grows with threads
     for L in lengths:
         q, k, v = torch.randn(3, 1, H, L, d_k).to(device)
         peak["naive"].append(peak_bytes(naive_attention, q, k, v))
@@ -73,4 +75,5 @@ if __name__ == "__main__":
             f"L={L:>4}: scores {scores / MiB:>2g} MiB; peak naive {naive:.1f}, "
             f"blocked {tiled:.1f}, SDPA {fused:.1f} MiB"
         )
+    torch.set_num_threads(threads)
     # --8<-- [end:peak]
