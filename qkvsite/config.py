@@ -41,20 +41,24 @@ def settings():
     return _loaded[stamp]
 
 
+def docs_dir() -> Path:
+    """The pages' directory: the config's ``docs_dir``."""
+    return Path(settings()["docs_dir"])
+
+
 def __getattr__(name: str) -> Path:
-    """``DOCS``: the pages' directory, the config's ``docs_dir`` (read when asked, so importing
-    this module loads no config)."""
+    """``DOCS`` is ``docs_dir()``, read when asked (importing this module loads no config)."""
     if name == "DOCS":
-        return Path(settings()["docs_dir"])
+        return docs_dir()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def snippet_settings() -> dict:
     """The pymdownx.snippets options exactly as mkdocs.yml sets them, paths made absolute."""
-    settings_ = dict(settings()["mdx_configs"]["pymdownx.snippets"])
+    options = dict(settings()["mdx_configs"]["pymdownx.snippets"])
     root = Path(settings()["config_file_path"]).parent
-    settings_["base_path"] = [str(root / base) for base in settings_.get("base_path", ["."])]
-    return settings_
+    options["base_path"] = [str(root / base) for base in options.get("base_path", ["."])]
+    return options
 
 
 def i18n() -> dict:
@@ -115,7 +119,7 @@ def page_url(name: str, lang: str) -> str:
 
 def source_pages() -> list[Path]:
     """Every page written by hand: docs/<name>.<lang>.md."""
-    return sorted(p for p in Path(settings()["docs_dir"]).glob("*.md") if PAGE_NAME.match(p.name))
+    return sorted(p for p in docs_dir().glob("*.md") if PAGE_NAME.match(p.name))
 
 
 def _nav_pages(items) -> list[str]:
