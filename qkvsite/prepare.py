@@ -94,10 +94,15 @@ class Notebooks:
                 todo.append(chapter)
         return todo
 
-    def make(self, todo: list[str]) -> None:
-        """Run the chapters' notebooks (in kernels, in this process's threads) and write them."""
+    def run(self, todo: list[str]) -> tuple[dict, dict]:
+        """Run the chapters' notebooks (in kernels, in this process's threads): the notebooks and
+        their runs, for ``write``."""
         chapter_notebooks = notebook_runs.chapter_notebooks(todo, repo_url=self.repo_url)
-        runs = notebook_runs.run_chapters(chapter_notebooks)
+        return chapter_notebooks, notebook_runs.run_chapters(chapter_notebooks)
+
+    def write(self, todo: list[str], chapter_notebooks: dict, runs: dict) -> None:
+        """Write the notebooks that ``run`` ran. Their downloads embed the chapters' figures: call
+        it once the figures are drawn, or it draws them again in this process."""
         notebook_runs.write_notebooks(chapter_notebooks, runs, self.site_url, self.drawings.svg)
         for chapter in todo:
             self.made[chapter] = ((self.made_from[chapter], on_disk(chapter)), runs[chapter][0])
@@ -123,10 +128,11 @@ def prepare(
     start = time.perf_counter()
     with workers.pool() if jobs else nullcontext() as pool:
         drawn = [pool.apply_async(workers.call, job) for job in jobs]
-        chapters.make(todo)
+        ran = chapters.run(todo)
         executed = time.perf_counter() - start
         for each in drawn:
             each.get()
+    chapters.write(todo, *ran)  # after the figures it embeds are in the cache
     if jobs or executed > 1:
         log.info(
             f"qkv: {len(todo)} notebooks made in {executed:.1f} s; "

@@ -10,6 +10,7 @@ link to itself (a tap on a phone opens the figure full size), of which the page 
 its colour scheme (docs/stylesheets/extra.css) and loads it lazily.
 """
 
+import logging
 import re
 
 from mkdocs.structure.files import File
@@ -19,13 +20,18 @@ from qkvsite.dialect import FIGURE
 from qkvsite.figure_cache import SCHEMES, Drawings, file_name
 from qkvsite.hooks import building
 
+log = logging.getLogger("mkdocs.plugins.qkv")
+
 OPEN = {"zh": "点击查看原图", "en": "Open the figure full size"}
 
 
 def draw_now(name: str, lang: str, scheme: str) -> bytes:
-    """A figure the cache lacks, drawn in the build's process (matplotlib is imported only then)."""
+    """A figure the cache lacks, drawn in the build's process (matplotlib is imported only then).
+    The prepare stage draws every figure before a page or a notebook shows one, so this happens
+    only to an entry damaged since: it is logged."""
     from qkvsite.figures import render
 
+    log.info(f"qkv: figure {name} ({lang}, {scheme}) drawn in the build's process")
     return render(name, lang, scheme)
 
 

@@ -135,6 +135,25 @@ def test_a_cell_that_raises_fails_the_execution():
         notebook_runs.execute(["x = 1", "1 / 0"])
 
 
+def test_a_kernels_own_stderr_stays_out_of_the_build_output_unless_its_run_fails(
+    monkeypatch, capfd, caplog
+):
+    # the kernel's Python writes the time of each import to its stderr, before ipykernel starts
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+    assert notebook_runs.execute(["print(6 * 7)"]) == [
+        [{"output_type": "stream", "name": "stdout", "text": "42\n"}]
+    ]
+    assert "import time:" not in capfd.readouterr().err
+    caplog.set_level("ERROR", logger="mkdocs.plugins.qkv")
+    from nbclient.exceptions import DeadKernelError
+
+    with pytest.raises(DeadKernelError):
+        notebook_runs.execute(["import os; os._exit(3)"])
+    assert "import time:" not in capfd.readouterr().err
+    assert "the failed notebook kernel wrote to stderr" in caplog.text
+    assert "import time:" in caplog.text
+
+
 KERNEL_FACTS = """\
 import os, sys
 shell = get_ipython().__class__.__name__
@@ -255,6 +274,45 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_e
     download.write_bytes(written.replace(SITE_URL.encode(), b"http://127.0.0.1:8000/"))
     build()
     assert made == [[chapters()[0]]] and download.read_bytes() == written
+
+
+class DrawnWhenAsked:
+    """A worker pool whose jobs run in this process only when their result is asked for: a figure
+    that a notebook reads before then was not drawn by the workers."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *error):
+        return False
+
+    def apply_async(self, function, args):
+        return type("Later", (), {"get": lambda _: function(*args)})()
+
+
+def test_a_notebook_embeds_the_figures_the_workers_drew_none_is_drawn_again(
+    site, monkeypatch, caplog
+):
+    # `site` first: every run is cached; one figure of the first chapter is not
+    from qkvsite import figure_cache, prepare
+    from tests.conftest import REPO_URL, SITE_URL
+
+    chapter, lang = chapters()[0], config.default_language()
+    drawings = figure_cache.Drawings(LANGS)
+    name = next(
+        name
+        for name in drawings.figures
+        if f"figures/{name}.svg" in (DOCS / f"{chapter}.{lang}.md").read_text("utf-8")
+    )
+    figure_cache.CACHE.path(drawings.keys[name, lang, "light"]).unlink()
+    monkeypatch.setattr(prepare.workers, "pool", DrawnWhenAsked)
+    monkeypatch.setattr(prepare.Notebooks, "made", {})  # a new process: every notebook is written
+    caplog.set_level("INFO", logger="mkdocs.plugins.qkv")
+    prepare.prepare(SITE_URL, REPO_URL, [])
+    assert "drawn in the build's process" not in caplog.text
+    download = notebook_runs.generated() / notebook_runs.Edition(chapter, lang).download
+    assert figure_cache.CACHE.get(drawings.keys[name, lang, "light"]) is not None
+    assert name in download.read_text("utf-8")
 
 
 # --- the built site ---
