@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import platform
 import re
@@ -44,6 +45,8 @@ def generated() -> Path:
     git-ignored; `mkdocs serve` does not watch it)."""
     return config.DOCS
 
+
+log = logging.getLogger("mkdocs.plugins.qkv")
 
 RUNS = Cache("notebook-runs", ".json")
 AT_ONCE = 2  # chapters executed at the same time, each in its kernel
@@ -79,7 +82,9 @@ async def _execute(code: list[str]) -> list:
     notebook.cells = [
         nbformat.v4.new_code_cell(source, id=f"cell-{i}") for i, source in enumerate(code)
     ]
-    with tempfile.TemporaryDirectory() as empty:
+    # the kernel's own stderr (its start-up warnings, torch's C++ logs) would land in the middle of
+    # the build's output: it is kept, and shown only if the run fails
+    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryFile("w+") as stderr:
         client = NotebookClient(
             notebook,
             timeout=600,
@@ -89,7 +94,14 @@ async def _execute(code: list[str]) -> list:
             # the outputs are in: a graceful shutdown only waits (about a second)
             shutdown_kernel="immediate",
         )
-        await client.async_execute(env={**os.environ, **config.EXAMPLE_ENV})
+        try:
+            # jupyter_client hands these to the kernel's Popen (KernelManager.start_kernel)
+            await client.async_execute(env={**os.environ, **config.EXAMPLE_ENV}, stderr=stderr)
+        except Exception:
+            stderr.seek(0)
+            if written := stderr.read().strip():
+                log.error(f"qkv: the failed notebook kernel wrote to stderr:\n{written[-4000:]}")
+            raise
     return [coalesce_streams(cell.outputs) for cell in notebook.cells]
 
 

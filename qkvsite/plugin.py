@@ -49,6 +49,7 @@ class Site(BasePlugin):
         sources.no_repository_no_edit_links(config)
         chapters.add_notebook_nav(config)
         notebooks.set_up_rendering(config)
+        search.quiet_word_cutter()
         return config
 
     def on_pre_build(self, config):

@@ -118,7 +118,7 @@ class SiteBuild:
             preexec_fn=dies_with_its_parent,
         )
         self.lock = threading.Lock()
-        self.failure = None
+        self.failure = self.output = None
 
     def wait(self) -> Path:
         with self.lock:
@@ -127,6 +127,7 @@ class SiteBuild:
                 self.stdout.seek(0)
                 self.stderr.seek(0)
                 out, err = self.stdout.read(), self.stderr.read()
+                self.output = err  # MkDocs logs to stderr
                 if self.process.returncode != 0:
                     self.failure = f"mkdocs build failed ({self.process.returncode}):\n{out}{err}"
                 # MkDocs' own warnings (--strict already fails on them); kernels started for
@@ -146,6 +147,8 @@ class SiteBuild:
 
 class BuiltSite:
     """A site built before the tests (QKV_SITE_DIR): read as it is, never deleted."""
+
+    output = None  # not built here: its build's output is not known
 
     def __init__(self, directory: str):
         self.directory = Path(directory).resolve()
@@ -226,6 +229,16 @@ def pytest_collection_finish(session):
 def site(request) -> Path:
     """The built site's directory (``SiteBuild``, started with the session)."""
     return background(request.config).start_build().wait()
+
+
+@pytest.fixture(scope="session")
+def build_output(request, site) -> str:
+    """What the session's build wrote to stderr, where MkDocs logs (skips a site built before the
+    tests)."""
+    output = background(request.config).build.output
+    if output is None:
+        pytest.skip("the site was built before the tests (QKV_SITE_DIR): its output is not here")
+    return output
 
 
 @pytest.fixture(scope="session")

@@ -10,15 +10,24 @@
 2. Formulas are indexed as text: the page's MathML carries its TeX (``qkvsite.hooks.math``), and
    the index's text is written back to plain formulas, so that a result reads "divide by √dₖ",
    not "divide by dk".
+3. jieba, which Material's search uses to cut Chinese into words, logs its dictionary's loading
+   (four lines on stderr in every build): only its warnings are shown.
 """
 
 import json
+import logging
 from pathlib import Path
 
 from qkvsite import config as site
 from qkvsite.dialect import Page
 from qkvsite.hooks.math import plain
 from qkvsite.upstream import require
+
+
+def quiet_word_cutter() -> None:
+    """jieba logs at DEBUG through a handler of its own, set when Material imports it: its logger
+    (standard ``logging``, named after the package) is kept to warnings."""
+    logging.getLogger("jieba").setLevel(logging.WARNING)
 
 
 def leave_out_notebook_page(page) -> None:

@@ -32,6 +32,17 @@ def test_strict_build_succeeds(site):
     assert (site / "index.html").is_file()
 
 
+def test_a_builds_output_holds_only_mkdocs_log_lines(build_output):
+    # kernels, workers and libraries write lines of their own (ipykernel's warnings, torch's
+    # profiler log, jieba's dictionary loading): a build keeps them out of its output
+    stray = [
+        line
+        for line in build_output.splitlines()
+        if line.strip() and not re.match(r"(DEBUG|INFO)\s+-  ", line)
+    ]
+    assert stray == [], "\n".join(stray[:10])
+
+
 @pytest.mark.parametrize("page", source_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_every_rendered_python_block_is_collected_and_run(site, page):
     rendered = len(re.findall(r'<div class="language-python[ "]', html_of(site, page)))
