@@ -3,7 +3,10 @@ PyTorch."""
 
 import functools
 import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import markdown
@@ -517,6 +520,28 @@ def test_q17_fast_path_is_not_taken_without_batch_first():
     x = torch.randn(10, 2, 64)
     with torch.no_grad():
         assert ns["NATIVE"] not in ns["ops_in_trace"](lambda: mha(x, x, x))
+
+
+@pytest.mark.skipif(
+    not torch.__version__.startswith("2.13."), reason="the pages say this of torch 2.13"
+)
+def test_q17_and_chapter_9_torch_2_13s_profiler_logs_a_start_and_a_stop_line_to_stderr():
+    code = (
+        "from torch.profiler import ProfilerActivity, profile\n"
+        "with profile(activities=[ProfilerActivity.CPU]):\n    pass"
+    )
+    env = {name: value for name, value in os.environ.items() if name != "KINETO_LOG_LEVEL"}
+    ran = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert ran.stdout == ""
+    logged = [line for line in ran.stderr.splitlines() if line.startswith("USDT:")]
+    assert [line.rsplit("] ", 1)[-1] for line in logged] == ["profiler_start", "profiler_stop"]
+    for page in ["faq-engineering", "fast-attention"]:
+        for lang in ["zh", "en"]:
+            text = page_text(page, lang)
+            assert "torch 2.13" in text and "`USDT: … profiler_start`" in text, (page, lang)
+            assert "`USDT: … profiler_stop`" in text, (page, lang)
 
 
 def test_q18_flop_count_is_8_l_d2_plus_4_l2_d():
