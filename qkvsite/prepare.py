@@ -100,11 +100,11 @@ class Notebooks:
         chapter_notebooks = notebook_runs.chapter_notebooks(todo, repo_url=self.repo_url)
         return chapter_notebooks, notebook_runs.run_chapters(chapter_notebooks)
 
-    def write(self, todo: list[str], chapter_notebooks: dict, runs: dict) -> None:
+    def write(self, chapter_notebooks: dict, runs: dict) -> None:
         """Write the notebooks that ``run`` ran. Their downloads embed the chapters' figures: call
         it once the figures are drawn, or it draws them again in this process."""
         notebook_runs.write_notebooks(chapter_notebooks, runs, self.site_url, self.drawings.svg)
-        for chapter in todo:
+        for chapter in runs:
             self.made[chapter] = ((self.made_from[chapter], on_disk(chapter)), runs[chapter][0])
 
 
@@ -132,7 +132,7 @@ def prepare(
         executed = time.perf_counter() - start
         for each in drawn:
             each.get()
-    chapters.write(todo, *ran)  # after the figures it embeds are in the cache
+    chapters.write(*ran)  # after the figures it embeds are in the cache
     if jobs or executed > 1:
         log.info(
             f"qkv: {len(todo)} notebooks made in {executed:.1f} s; "
