@@ -285,12 +285,28 @@ def pytest_collection_modifyitems(config, items):
         )
         config.hook.pytest_deselected(items=[item for item in items if not uses_it(item)])
         items[:] = [item for item in items if uses_it(item)]
+    if chapter := config.getoption("--chapter"):
+        keep = [item for item in items if uses_chapter(item, chapter)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep
     needs_site = lambda item: item.get_closest_marker("site") is not None  # noqa: E731
     items[:] = (
         [item for item in items if not needs_site(item)]
         + [item for item in items if needs_site(item) and not reads_visits(item)]
         + [item for item in items if reads_visits(item)]
     )
+
+
+def uses_chapter(item, chapter: str) -> bool:
+    """``--chapter``: a test marked ``example(path)`` is kept only if that example, or a snippets
+    module it imports, is in the chapter's folder of snippets/; every other test is kept."""
+    from qkvsite.figure_cache import SNIPPETS, snippet_sources
+
+    folder = SNIPPETS / chapter.replace("-", "_")
+    if not folder.is_dir():
+        raise pytest.UsageError(f"--chapter {chapter}: there is no snippets/{folder.name}/")
+    mark = item.get_closest_marker("example")
+    return mark is None or any(folder in path.parents for path in snippet_sources(mark.args[0]))
 
 
 def stop_now(signum, frame):

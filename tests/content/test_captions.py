@@ -108,7 +108,10 @@ def page_texts() -> dict[str, dict[str, list[str]]]:
 TEXTS = page_texts()
 
 
-@pytest.mark.parametrize("name", sorted(TEXTS))
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=pytest.mark.example(declared()[name][0])) for name in sorted(TEXTS)],
+)
 def test_every_number_and_trend_in_a_caption_is_stated_from_the_figures_values(name):
     load_all()
     states = SAYS.get(name)

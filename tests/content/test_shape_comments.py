@@ -194,7 +194,17 @@ def commented(path: Path) -> bool:
 SNIPPETS = sorted(p for p in (ROOT / "snippets").rglob("*.py") if commented(p))
 
 
-@pytest.mark.parametrize("path", SNIPPETS, ids=lambda p: str(p.relative_to(ROOT / "snippets")))
+def run_of(path: Path):
+    """A snippet as the parameter of a check that runs it: its ``example`` mark (``--chapter``
+    keeps the checks of one chapter's examples: tests/conftest.py)."""
+    name = str(path.relative_to(ROOT / "snippets"))
+    return pytest.param(path, marks=pytest.mark.example(name), id=name)
+
+
+RUNS = [run_of(path) for path in SNIPPETS]
+
+
+@pytest.mark.parametrize("path", RUNS)
 def test_every_shape_comment_states_the_tensors_real_shape(path):
     checker, comments = snippet_run(path)
     assert checker.checked or not comments, (
@@ -276,7 +286,7 @@ def caught(checker: Checker, lineno: int, swapped: str, lines: list[str]) -> boo
     return False
 
 
-@pytest.mark.parametrize("path", SNIPPETS, ids=lambda p: str(p.relative_to(ROOT / "snippets")))
+@pytest.mark.parametrize("path", RUNS)
 def test_swapping_two_symbols_in_any_shape_comment_of_a_snippet_is_caught(path):
     """Each comment, with two of its symbols swapped, must fail the check: its symbols are tied to
     real sizes (the code's variables, or an earlier comment), and those sizes differ. The script
