@@ -2,12 +2,13 @@
 
     .venv/bin/python -m qkvsite.prepare     # make what the cache lacks, then stop
 
-Three makers, each asked the same two things: what is ``missing`` from the cache, and to ``make``
-it. The figures and the link-preview cards are drawn in two worker processes (``qkvsite.workers``)
-while the chapters' notebooks run in Jupyter kernels; then each chapter's notebook page and download
-is written to ``docs/notebooks/`` (the one place this stage writes files, besides the cache). The
-pages read what was made from the cache: a figure from ``Figures.drawings``, a card from
-``qkvsite.cards``, a notebook from ``docs/notebooks/``.
+Four makers, each asked the same two things: what is ``missing`` from the cache, and to ``make``
+it. The figures, the widgets' data and the link-preview cards are made in two worker processes
+(``qkvsite.workers``) while the chapters' notebooks run in Jupyter kernels; then each chapter's
+notebook page and download is written to ``docs/notebooks/`` (the one place this stage writes files,
+besides the cache). The pages read what was made from the cache: a figure from
+``Figures.drawings``, a widget's JSON and a card from ``qkvsite.widgets`` and ``qkvsite.cards``, a
+notebook from ``docs/notebooks/``.
 
 The build calls ``prepare`` from its first pass (``qkvsite.plugin``); a warm cache makes it cheap.
 Run as a command, it makes the same things with mkdocs.yml's settings, so that a build after it
@@ -20,7 +21,7 @@ import logging
 import time
 from contextlib import nullcontext
 
-from qkvsite import cards, figure_cache, notebook_runs, workers
+from qkvsite import cards, figure_cache, notebook_runs, widgets, workers
 from qkvsite import config as site
 from qkvsite.cache import key
 
@@ -44,6 +45,17 @@ class Figures:
             by_example.setdefault(self.drawings.figures[name][0], []).append((name, lang))
         groups = sorted(by_example.values(), key=len, reverse=True)
         return [("qkvsite.figures", "draw", group) for group in groups]
+
+
+class Widgets:
+    """The data of every figure a reader can move, in every language (``qkvsite.widgets``)."""
+
+    def missing(self) -> list[Job]:
+        """One job per widget: its languages share one run of its example."""
+        by_widget: dict[str, list] = {}
+        for name, lang in widgets.missing(site.languages()):
+            by_widget.setdefault(name, []).append((name, lang))
+        return [("qkvsite.widgets", "make", todo) for todo in by_widget.values()]
 
 
 class Cards:
@@ -119,11 +131,11 @@ def on_disk(chapter: str) -> str:
 def prepare(
     site_url: str, repo_url: str, wanted_cards: list[tuple[str, str, str]]
 ) -> figure_cache.Drawings:
-    """Make what the cache lacks: the figures and cards in worker processes while the notebooks run;
-    return the figures' drawings, for the pages."""
+    """Make what the cache lacks: the figures, widgets and cards in worker processes while the
+    notebooks run; return the figures' drawings, for the pages."""
     figures = Figures()
     chapters = Notebooks(site_url, repo_url, figures.drawings)
-    jobs = figures.missing() + Cards(wanted_cards).missing()
+    jobs = figures.missing() + Widgets().missing() + Cards(wanted_cards).missing()
     todo = chapters.missing()
     start = time.perf_counter()
     with workers.pool() if jobs else nullcontext() as pool:
@@ -136,7 +148,7 @@ def prepare(
     if jobs or executed > 1:
         log.info(
             f"qkv: {len(todo)} notebooks made in {executed:.1f} s; "
-            f"{sum(len(job[2]) for job in jobs)} figures and cards drawn by "
+            f"{sum(len(job[2]) for job in jobs)} figures, widgets and cards made by "
             f"{time.perf_counter() - start:.1f} s"
         )
     return figures.drawings

@@ -11,7 +11,8 @@ figure above it: without JavaScript, and in print, the reader sees that.
 The JSON is cached as the figures are (``qkvsite.cache``): under a key of the widget module, this
 module, the example and the snippets modules it imports, torch's version and the language. The
 declarations are read from the module's source (``declared``), so that a build whose widgets are all
-cached imports neither torch nor the module.
+cached imports neither torch nor the module. The prepare stage (``qkvsite.prepare``) computes the
+ones the cache lacks (``missing``) in a worker process (``make``), beside the figures.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def widget_key(name: str, example: str, lang: str) -> str:
     """Everything that can change a widget's JSON."""
     sources = [Path(__file__), MODULE, *snippet_sources(example)]
     return key("widget", name, lang, versions("torch"), *sources)
+
+
+def missing(languages: list[str]) -> list[tuple[str, str]]:
+    """The (widget, language) pairs whose JSON the cache lacks."""
+    return [
+        (name, lang)
+        for name, example in declared().items()
+        for lang in languages
+        if not CACHE.has(widget_key(name, example, lang))
+    ]
+
+
+def make(todo: list[tuple[str, str]]) -> None:
+    """Compute and cache the JSON of each (widget, language) pair (in a worker process: the
+    languages of a widget share one run of its example)."""
+    for name, lang in todo:
+        widget_json(name, lang)
 
 
 def load() -> dict[str, tuple[str, Compute]]:

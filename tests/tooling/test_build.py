@@ -135,6 +135,51 @@ def test_only_a_figure_of_measured_times_or_memory_is_drawn_again_on_another_mac
     }
 
 
+class Pool:
+    """A worker pool that runs each job in this process and keeps it (the prepare stage's
+    ``workers.pool``)."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *error):
+        return False
+
+    def apply_async(self, function, args):
+        self.jobs.append(args)
+        result = function(*args)
+        return type("Done", (), {"get": lambda _: result})()
+
+
+def test_the_prepare_stage_hands_a_missing_widget_to_the_workers_the_pages_then_read_it(
+    site, monkeypatch
+):
+    # `site` first: its build filled every cache; one widget's data is taken out of it
+    from qkvsite import prepare, widgets
+    from qkvsite.hooks.widgets import json_path
+
+    name, example = next(iter(widgets.declared().items()))
+    langs = config.languages()
+    for lang in langs:
+        widgets.CACHE.path(widgets.widget_key(name, example, lang)).unlink()
+    assert widgets.missing(langs) == [(name, lang) for lang in langs]
+    pool = Pool()
+    monkeypatch.setattr(prepare.workers, "pool", pool)
+    prepare.prepare(SITE_URL, REPO_URL, [])
+    # one job, both languages: one run of the example
+    assert pool.jobs == [("qkvsite.widgets", "make", [(name, lang) for lang in langs])]
+    assert widgets.missing(langs) == []  # the pages read it from the cache
+    for lang in langs:
+        served = (site / json_path(name, lang)).read_bytes()
+        assert widgets.CACHE.get(widgets.widget_key(name, example, lang)) == served
+
+
 # --- nothing left running ---
 
 
