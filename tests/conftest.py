@@ -49,6 +49,25 @@ REPO_URL = os.environ["REPO_URL"] if BUILT_SITE else "https://github.com/qkv-exa
 SUBPATH = urlparse(SITE_URL).path.rstrip("/") + "/"  # "/qkv/"
 
 
+class DrawnWhenAsked:
+    """A stand-in for the prepare stage's worker pool (``qkvsite.workers.pool``): each job runs in
+    this process, only when its result is asked for (a figure that a notebook reads before then was
+    not drawn by the workers); ``jobs`` keeps every job it was handed."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *error):
+        return False
+
+    def apply_async(self, function, args):
+        self.jobs.append(args)
+        return type("Later", (), {"get": lambda _: function(*args)})()
+
+
 def dies_with_its_parent() -> None:
     """In a child process, before it runs (``preexec_fn``): on Linux, the kernel sends it SIGTERM
     when the process that started it dies, however that dies (a pytest killed by CI's timeout, say).

@@ -276,26 +276,12 @@ def test_a_rebuild_makes_again_only_the_notebooks_of_edited_chapters_and_keeps_e
     assert made == [[chapters()[0]]] and download.read_bytes() == written
 
 
-class DrawnWhenAsked:
-    """A worker pool whose jobs run in this process only when their result is asked for: a figure
-    that a notebook reads before then was not drawn by the workers."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *error):
-        return False
-
-    def apply_async(self, function, args):
-        return type("Later", (), {"get": lambda _: function(*args)})()
-
-
 def test_a_notebook_embeds_the_figures_the_workers_drew_none_is_drawn_again(
     site, monkeypatch, caplog
 ):
     # `site` first: every run is cached; one figure of the first chapter is not
     from qkvsite import figure_cache, prepare
-    from tests.conftest import REPO_URL, SITE_URL
+    from tests.conftest import REPO_URL, SITE_URL, DrawnWhenAsked
 
     chapter, lang = chapters()[0], config.default_language()
     drawings = figure_cache.Drawings(LANGS)

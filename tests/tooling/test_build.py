@@ -19,6 +19,7 @@ from tests.conftest import (
     REPO_URL,
     ROOT,
     SITE_URL,
+    DrawnWhenAsked,
     dies_with_its_parent,
     remove_sites_of_ended_runs,
 )
@@ -135,28 +136,6 @@ def test_only_a_figure_of_measured_times_or_memory_is_drawn_again_on_another_mac
     }
 
 
-class Pool:
-    """A worker pool that runs each job in this process and keeps it (the prepare stage's
-    ``workers.pool``)."""
-
-    def __init__(self):
-        self.jobs = []
-
-    def __call__(self):
-        return self
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *error):
-        return False
-
-    def apply_async(self, function, args):
-        self.jobs.append(args)
-        result = function(*args)
-        return type("Done", (), {"get": lambda _: result})()
-
-
 def test_the_prepare_stage_hands_a_missing_widget_to_the_workers_the_pages_then_read_it(
     site, monkeypatch
 ):
@@ -169,8 +148,8 @@ def test_the_prepare_stage_hands_a_missing_widget_to_the_workers_the_pages_then_
     for lang in langs:
         widgets.CACHE.path(widgets.widget_key(name, example, lang)).unlink()
     assert widgets.missing(langs) == [(name, lang) for lang in langs]
-    pool = Pool()
-    monkeypatch.setattr(prepare.workers, "pool", pool)
+    pool = DrawnWhenAsked()
+    monkeypatch.setattr(prepare.workers, "pool", lambda: pool)
     prepare.prepare(SITE_URL, REPO_URL, [])
     # one job, both languages: one run of the example
     assert pool.jobs == [("qkvsite.widgets", "make", [(name, lang) for lang in langs])]
