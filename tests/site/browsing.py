@@ -201,6 +201,9 @@ SHOWN_IMAGES_THAT_FAIL = """async () => {
 }"""
 
 
+# resolves once the page has drawn two more frames: what it restyles or sizes meanwhile has run
+NEXT_FRAME = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
 WCAG = "{type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}"
 
 # Marks every element whose text has the same contrast as text axe has already checked in this run:
@@ -329,9 +332,7 @@ def visit_pages(paths: list[str], origin: str, checked: CheckedContrast) -> dict
             # a phone's width: is the page wider, once its layout has followed the new width (two
             # animation frames: what the page's scripts size on a resize has run)?
             visit.page.set_viewport_size({"width": 390, "height": 844})
-            visit.page.evaluate(
-                "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
-            )
+            visit.page.evaluate(NEXT_FRAME)
             visit.phone_width = visit.page.evaluate("document.documentElement.scrollWidth")
             results[path] = visit
             context.close()

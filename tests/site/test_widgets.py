@@ -14,6 +14,7 @@ playwright = pytest.importorskip("playwright.sync_api")
 
 from tests.site.browsing import (  # noqa: E402
     AXE,
+    NEXT_FRAME,
     WCAG,
     Visit,
     gzip_size,
@@ -185,7 +186,6 @@ def widget_violations(page) -> list[str]:
 
 
 WIDGET_PAGES = [edition + path for edition in EDITIONS for path in PAGES.values()]
-NEXT_FRAME = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
 def switch_scheme(page) -> str:
